@@ -1,0 +1,87 @@
+import express, { type ErrorRequestHandler, type Express, type RequestHandler, Router } from 'express';
+import type { Config } from '../config';
+import type { Db } from '../db/database';
+import { ApiError } from '../errors/api-error';
+import { log } from '../log';
+import { requireAdmin } from './admin-auth';
+import { authenticate } from './auth';
+import { adminRoutes } from './routes/admin';
+import { apiKeysRoutes } from './routes/api-keys';
+import { usersRoutes } from './routes/users';
+
+export interface AppDeps {
+  config: Config;
+  db: Db;
+}
+
+/** Each resource contributes a /v2 router and, optionally, an operator router. */
+export interface Resource {
+  v2?: Router;
+  admin?: Router;
+}
+
+export function createApp(deps: AppDeps, extra: Resource[] = []): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.set('query parser', 'simple');
+  app.use(collapseSlashes, requestLog);
+  app.use(express.json({ limit: '1mb', type: ['application/json', 'application/*+json'] }));
+
+  const v2 = Router();
+  v2.use(authenticate(deps.db));
+  v2.use(usersRoutes(deps.db), apiKeysRoutes(deps.db));
+  for (const r of extra) if (r.v2) v2.use(r.v2);
+  app.use('/v2', v2);
+
+  const admin = Router();
+  admin.use(requireAdmin(deps.config.adminToken));
+  admin.use(adminRoutes(deps.db));
+  for (const r of extra) if (r.admin) admin.use(r.admin);
+  app.use('/admin/v1', admin);
+
+  app.get('/healthz', (_req, res) => { res.json({ ok: true }); });
+  app.use((req) => {
+    throw new ApiError('NOT_FOUND', `No route for ${req.method} ${req.path}.`, [`${req.method} ${req.path} is not a route of this API`]);
+  });
+  app.use(errorBody);
+  return app;
+}
+
+/** The node client builds `baseUrl + path` with a base ending in `/v2/`: tolerate `//`. */
+const collapseSlashes: RequestHandler = (req, _res, next) => {
+  const q = req.url.indexOf('?');
+  const path = q === -1 ? req.url : req.url.slice(0, q);
+  if (path.includes('//')) req.url = path.replace(/\/{2,}/g, '/') + (q === -1 ? '' : req.url.slice(q));
+  next();
+};
+
+/** One line per request: method, path, status, time. Never headers or bodies. */
+const requestLog: RequestHandler = (req, res, next) => {
+  const started = process.hrtime.bigint();
+  res.on('finish', () => {
+    log.debug('request', {
+      method: req.method,
+      path: req.path,
+      status: res.statusCode,
+      ms: Number(process.hrtime.bigint() - started) / 1e6,
+    });
+  });
+  next();
+};
+
+/** Every non-2XX answer is the seed's JSON error body; no stack or SQL reaches clients. */
+const errorBody: ErrorRequestHandler = (err, req, res, _next) => {
+  let error: ApiError;
+  if (err instanceof ApiError) error = err;
+  else if (err?.type === 'entity.parse.failed') error = new ApiError('BAD_REQUEST', 'The request body is not valid JSON.');
+  else if (err?.type === 'entity.too.large') error = new ApiError('BAD_REQUEST', 'The request body is too large (limit 1 MB).');
+  else if (typeof err?.status === 'number' && err.status >= 400 && err.status < 500) {
+    error = new ApiError('BAD_REQUEST', 'The request could not be read.');
+  } else {
+    log.error('unhandled error', { method: req.method, path: req.path, error: String(err?.message ?? err).slice(0, 500) });
+    error = new ApiError('INTERNAL_SERVER_ERROR', 'An internal error occurred; please retry.');
+  }
+  if (res.headersSent) return;
+  res.status(error.status).json(error.toBody());
+};

@@ -1,0 +1,54 @@
+import type { NextFunction, Request, Response } from 'express';
+import type { Db } from '../db/database';
+import { findActiveKey } from '../domain/api-keys';
+import type { Principal } from '../domain/principal';
+import { ApiError } from '../errors/api-error';
+
+declare module 'express-serve-static-core' {
+  interface Request {
+    principal?: Principal;
+  }
+}
+
+/**
+ * Reads the API key from `Authorization: Basic base64(key:)` (node, Go clients) or
+ * `Authorization: Bearer key` (Python, Ruby, Java, C#, PHP). The key is never logged.
+ */
+export function keyFromAuthorization(header: string | undefined): string | undefined {
+  if (!header) return undefined;
+  const [scheme, value] = header.trim().split(/\s+/, 2);
+  if (!value) return undefined;
+  if (/^bearer$/i.test(scheme!)) return value;
+  if (/^basic$/i.test(scheme!)) {
+    const decoded = Buffer.from(value, 'base64').toString('utf8');
+    const colon = decoded.indexOf(':');
+    return (colon === -1 ? decoded : decoded.slice(0, colon)) || undefined;
+  }
+  return undefined;
+}
+
+export function authenticate(db: Db) {
+  return async (req: Request, _res: Response, next: NextFunction): Promise<void> => {
+    const key = keyFromAuthorization(req.headers.authorization);
+    const found = key ? await findActiveKey(db, key) : undefined;
+    if (!found) {
+      throw new ApiError('UNAUTHORIZED', 'The API key is missing, unknown or no longer active. Send it as the Basic auth user name with an empty password.');
+    }
+    req.principal = found;
+    next();
+  };
+}
+
+/** The caller of an authenticated route. */
+export function principal(req: Request): Principal {
+  if (!req.principal) throw new ApiError('UNAUTHORIZED');
+  return req.principal;
+}
+
+/** Guard for production-only operations (API keys, users). */
+export function requireProduction(req: Request, _res: Response, next: NextFunction): void {
+  if (principal(req).mode !== 'production') {
+    throw new ApiError('MODE.UNAUTHORIZED', 'This operation requires a production API key.');
+  }
+  next();
+}

@@ -1,0 +1,11 @@
+import type { Db } from '../../db/database';
+import * as users from '../../domain/users';
+import { bodyOf } from '../body';
+import { created } from '../reply';
+import { routeTable } from '../route-table';
+
+/** Operator API under /admin/v1 (guarded by requireAdmin in app.ts). */
+export const adminRoutes = (db: Db) =>
+  routeTable([
+    ['POST', '/users', async (req) => created(await users.createParentUser(db, bodyOf(req)))],
+  ]);

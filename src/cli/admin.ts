@@ -1,0 +1,42 @@
+import { parseArgs } from 'node:util';
+import type { Config } from '../config';
+import { createDb } from '../db/database';
+import { createParentUser } from '../domain/users';
+import { ApiError } from '../errors/api-error';
+import { readDevState } from './dev-state';
+
+/** `shiphook admin create-user …`: the operator API's user creation, from the shell. */
+export async function runAdmin(config: Config, args: string[]): Promise<void> {
+  const [sub, ...rest] = args;
+  if (sub !== 'create-user') throw new Error('usage: shiphook admin create-user --name N --email E [--phone P] [--password P] [--referral-customer] [--end-shipper]');
+  const { values } = parseArgs({
+    args: rest,
+    options: {
+      name: { type: 'string' },
+      email: { type: 'string' },
+      phone: { type: 'string' },
+      password: { type: 'string' },
+      'referral-customer': { type: 'boolean' },
+      'end-shipper': { type: 'boolean' },
+    },
+  });
+  const url = config.databaseUrl ?? readDevState(config.dataDir)?.databaseUrl;
+  if (!url) throw new Error('DATABASE_URL must be set (or run `shiphook dev` first)');
+  const db = createDb(url, 1);
+  try {
+    const result = await createParentUser(db, {
+      name: values.name,
+      email: values.email,
+      phone_number: values.phone,
+      password: values.password,
+      referral_customer: values['referral-customer'] ?? false,
+      end_shipper_enabled: values['end-shipper'] ?? false,
+    });
+    process.stdout.write(JSON.stringify(result, null, 2) + '\n');
+  } catch (err) {
+    if (err instanceof ApiError) throw new Error(`${err.code}: ${err.message} ${JSON.stringify(err.errors)}`);
+    throw err;
+  } finally {
+    await db.destroy();
+  }
+}

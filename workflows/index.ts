@@ -1,0 +1,3 @@
+// Workflow entry point bundled by the worker. Deterministic code only: everything
+// that touches the world is an activity (activities/).
+export {};
