@@ -32,8 +32,13 @@ export default async function setup(project: TestProject) {
     ui: false,
   });
   const env = { ...process.env, ...TEST_ENV, DATABASE_URL: infra.databaseUrl, TEMPORAL_ADDRESS: infra.temporalAddress };
-  // Migrations run through the CLI, exactly as an operator runs them.
-  execFileSync(process.execPath, [CLI, 'migrate'], { env, stdio: ['ignore', 'ignore', 'inherit'] });
+  try {
+    // Migrations run through the CLI, exactly as an operator runs them.
+    execFileSync(process.execPath, [CLI, 'migrate'], { env, stdio: ['ignore', 'ignore', 'inherit'] });
+  } catch (err) {
+    await infra.stop();
+    throw err;
+  }
   const worker: ChildProcess = spawn(process.execPath, [CLI, 'worker'], { env, stdio: ['ignore', 'ignore', 'inherit'] });
   project.provide('databaseUrl', infra.databaseUrl);
   project.provide('temporalAddress', infra.temporalAddress);
