@@ -42,6 +42,16 @@ export async function runDev(config: Config): Promise<void> {
     await infra.stop();
     process.exit(code);
   };
+  const startChild = (command: string, env: NodeJS.ProcessEnv) => {
+    const child = spawn(process.execPath, [CLI, command], { env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    child.once('exit', (code) => {
+      if (stopping) return;
+      process.stderr.write(`shiphook ${command} exited (${code}); stopping\n`);
+      void stop(1);
+    });
+    children.push(child);
+    return child;
+  };
   process.on('SIGINT', () => void stop(0));
   process.on('SIGTERM', () => void stop(0));
 
@@ -60,12 +70,12 @@ export async function runDev(config: Config): Promise<void> {
       SHIPHOOK_ADMIN_TOKEN: adminToken,
       SHIPHOOK_ALLOW_INSECURE_WEBHOOKS: process.env.SHIPHOOK_ALLOW_INSECURE_WEBHOOKS ?? 'true',
     };
-    for (const command of ['worker', 'api']) {
-      const child = spawn(process.execPath, [CLI, command], { env, stdio: 'inherit' });
-      child.once('exit', (code) => { if (!stopping) { process.stderr.write(`shiphook ${command} exited (${code}); stopping\n`); void stop(1); } });
-      children.push(child);
-    }
-    await waitForPort(config.port, config.host);
+    const workerReady = new Promise<void>((resolve) => {
+      const worker = startChild('worker', env);
+      worker.on('message', (m: { ready?: boolean }) => { if (m?.ready) resolve(); });
+    });
+    startChild('api', env);
+    await Promise.all([workerReady, waitForPort(config.port, config.host)]);
 
     const lines = [
       '',
