@@ -1,0 +1,27 @@
+import { describe, expect, it } from 'vitest';
+import { duration, loadConfig } from '../../src/config';
+
+describe('config', () => {
+  it('reads durations with units', () => {
+    expect(duration('250ms')).toBe(250);
+    expect(duration('5s')).toBe(5000);
+    expect(duration('30m')).toBe(1_800_000);
+    expect(duration('2h')).toBe(7_200_000);
+    expect(duration('5d')).toBe(432_000_000);
+    expect(() => duration('soon')).toThrow(/cannot read/);
+  });
+
+  it('has safe production defaults', () => {
+    const c = loadConfig({});
+    expect(c.allowInsecureWebhooks).toBe(false);
+    expect(c.adminToken).toBeUndefined();
+    expect(c.retryDelaysMs).toEqual([5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000]);
+    expect(c.attemptTimeoutMs).toBe(15_000);
+    expect(c.port).toBe(3000);
+  });
+
+  it('refuses a malformed number', () => {
+    expect(() => loadConfig({ PORT: 'eighty' })).toThrow(/PORT/);
+    expect(() => loadConfig({ SHIPHOOK_RETRY_DELAYS: '5s,often' })).toThrow(/SHIPHOOK_RETRY_DELAYS/);
+  });
+});
