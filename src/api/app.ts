@@ -8,6 +8,7 @@ import { authenticate } from './auth';
 import { adminRoutes } from './routes/admin';
 import { apiKeysRoutes } from './routes/api-keys';
 import { usersRoutes } from './routes/users';
+import { webhooksRoutes } from './routes/webhooks';
 
 export interface AppDeps {
   config: Config;
@@ -31,6 +32,7 @@ export function createApp(deps: AppDeps, extra: Resource[] = []): Express {
   const v2 = Router();
   v2.use(authenticate(deps.db));
   v2.use(usersRoutes(deps.db), apiKeysRoutes(deps.db));
+  v2.use(webhooksRoutes(deps.db, deps.config));
   for (const r of extra) if (r.v2) v2.use(r.v2);
   app.use('/v2', v2);
 

@@ -2,11 +2,13 @@ import { Kysely, PostgresDialect, type Transaction } from 'kysely';
 import pg from 'pg';
 import type { ApiKeysTable } from './tables/api-keys';
 import type { UsersTable } from './tables/users';
+import type { WebhooksTable } from './tables/webhooks';
 
 /** Every table, by name. Each resource's table type lives in its own file under tables/. */
 export interface Database {
   users: UsersTable;
   api_keys: ApiKeysTable;
+  webhooks: WebhooksTable;
 }
 
 export type Db = Kysely<Database>;

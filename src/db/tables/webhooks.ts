@@ -1,0 +1,24 @@
+import type { ColumnType, Insertable, Selectable, Updateable } from 'kysely';
+import type { Mode } from './api-keys';
+
+export interface CustomHeader {
+  name: string;
+  value: string;
+}
+
+export interface WebhooksTable {
+  id: string;
+  user_id: string;
+  mode: Mode;
+  url: string;
+  webhook_secret: string | null;
+  custom_headers: ColumnType<CustomHeader[], string | undefined, string>;
+  disabled_at: Date | null;
+  created_at: ColumnType<Date, Date | undefined, never>;
+  updated_at: ColumnType<Date, Date | undefined, Date>;
+  deleted_at: Date | null;
+}
+
+export type WebhookRow = Selectable<WebhooksTable>;
+export type NewWebhookRow = Insertable<WebhooksTable>;
+export type WebhookUpdate = Updateable<WebhooksTable>;

@@ -1,0 +1,181 @@
+import type { Config } from '../config';
+import type { Db, Executor } from '../db/database';
+import type { Mode } from '../db/tables/api-keys';
+import type { WebhookRow, WebhookUpdate } from '../db/tables/webhooks';
+import { ApiError, FieldErrors, notFound } from '../errors/api-error';
+import { isoSeconds } from '../format';
+import { hasPrefix, newId } from '../ids';
+import { validateCustomHeaders } from './custom-headers';
+import type { Principal } from './principal';
+import { maskUrl, normalizeWebhookUrl } from './webhook-url';
+
+/**
+ * Webhooks (seed 2.3, 3.2, 4.2). Scoped by the key's user and mode. The secret is
+ * write-only; credentials in the URL are masked whenever the webhook is shown.
+ * Any update re-enables a disabled webhook (`disabled_at: null`).
+ */
+
+export const MAX_WEBHOOKS_PER_MODE = 100;
+const MAX_SECRET_LENGTH = 1000;
+
+export function webhookView(row: WebhookRow) {
+  return {
+    id: row.id,
+    object: 'Webhook' as const,
+    mode: row.mode,
+    url: maskUrl(row.url),
+    created_at: isoSeconds(row.created_at),
+    disabled_at: row.disabled_at ? isoSeconds(row.disabled_at) : null,
+    custom_headers: row.custom_headers,
+  };
+}
+
+function readSecret(value: unknown, errors: FieldErrors): string | null | undefined {
+  if (value === undefined) return undefined;
+  if (value === null || value === '') return null; // clears the secret
+  if (typeof value !== 'string') {
+    errors.add('webhook_secret', 'must be a string');
+    return undefined;
+  }
+  if (value.length > MAX_SECRET_LENGTH) errors.add('webhook_secret', `must be at most ${MAX_SECRET_LENGTH} characters`);
+  return value;
+}
+
+export async function createWebhook(db: Db, config: Config, who: Principal, input: Record<string, unknown>) {
+  const errors = new FieldErrors();
+  let url: string | undefined;
+  try {
+    url = normalizeWebhookUrl(input.url, who.mode, config);
+  } catch (err) {
+    if (!(err instanceof ApiError)) throw err;
+    for (const e of err.errors) if (typeof e !== 'string') errors.add(e.field, e.message);
+  }
+  const secret = readSecret(input.webhook_secret, errors);
+  const headers = validateCustomHeaders(input.custom_headers, errors);
+  errors.throwIfAny('WEBHOOK.INVALID', 'The webhook could not be saved.');
+
+  return db.transaction().execute(async (trx) => {
+    const { count } = await trx
+      .selectFrom('webhooks')
+      .select((eb) => eb.fn.countAll<number>().as('count'))
+      .where('user_id', '=', who.user.id)
+      .where('mode', '=', who.mode)
+      .where('deleted_at', 'is', null)
+      .executeTakeFirstOrThrow();
+    if (Number(count) >= MAX_WEBHOOKS_PER_MODE) {
+      throw new ApiError('WEBHOOK.INVALID', `An account can have at most ${MAX_WEBHOOKS_PER_MODE} webhooks per mode.`, [
+        { field: 'url', message: `at most ${MAX_WEBHOOKS_PER_MODE} webhooks per mode` },
+      ]);
+    }
+    const row = await trx
+      .insertInto('webhooks')
+      .values({
+        id: newId('hook'),
+        user_id: who.user.id,
+        mode: who.mode,
+        url: url!,
+        webhook_secret: secret ?? null,
+        custom_headers: JSON.stringify(headers),
+      })
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    return webhookView(row);
+  });
+}
+
+export async function listWebhooks(db: Db, who: Principal) {
+  const rows = await db
+    .selectFrom('webhooks')
+    .selectAll()
+    .where('user_id', '=', who.user.id)
+    .where('mode', '=', who.mode)
+    .where('deleted_at', 'is', null)
+    .orderBy('id', 'desc')
+    .execute();
+  return { webhooks: rows.map(webhookView) };
+}
+
+async function ownWebhook(db: Executor, who: Principal, id: string): Promise<WebhookRow> {
+  const row = hasPrefix(id, 'hook')
+    ? await db
+        .selectFrom('webhooks')
+        .selectAll()
+        .where('id', '=', id)
+        .where('user_id', '=', who.user.id)
+        .where('mode', '=', who.mode)
+        .where('deleted_at', 'is', null)
+        .executeTakeFirst()
+    : undefined;
+  if (!row) throw notFound('Webhook not found.');
+  return row;
+}
+
+export async function getWebhook(db: Db, who: Principal, id: string) {
+  return webhookView(await ownWebhook(db, who, id));
+}
+
+/** PATCH: top-level `webhook_secret` and `custom_headers` (replaces the list); re-enables. */
+export async function updateWebhook(db: Db, who: Principal, id: string, input: Record<string, unknown>) {
+  await ownWebhook(db, who, id);
+  const errors = new FieldErrors();
+  const changes: WebhookUpdate = { disabled_at: null, updated_at: new Date() };
+  const secret = readSecret(input.webhook_secret, errors);
+  if (secret !== undefined) changes.webhook_secret = secret;
+  if ('custom_headers' in input) changes.custom_headers = JSON.stringify(validateCustomHeaders(input.custom_headers ?? [], errors));
+  errors.throwIfAny('WEBHOOK.INVALID', 'The webhook could not be saved.');
+  const row = await db
+    .updateTable('webhooks')
+    .set(changes)
+    .where('id', '=', id)
+    .where('user_id', '=', who.user.id)
+    .where('mode', '=', who.mode)
+    .where('deleted_at', 'is', null)
+    .returningAll()
+    .executeTakeFirst();
+  if (!row) throw notFound('Webhook not found.');
+  return webhookView(row);
+}
+
+export async function deleteWebhook(db: Db, who: Principal, id: string): Promise<void> {
+  const result = await db
+    .updateTable('webhooks')
+    .set({ deleted_at: new Date() })
+    .where('id', '=', hasPrefix(id, 'hook') ? id : '')
+    .where('user_id', '=', who.user.id)
+    .where('mode', '=', who.mode)
+    .where('deleted_at', 'is', null)
+    .executeTakeFirst();
+  if (result.numUpdatedRows === 0n) throw notFound('Webhook not found.');
+}
+
+// ---- for the delivery engine -------------------------------------------------------
+
+/** The webhooks an event of this user and mode is delivered to. */
+export async function enabledWebhooks(db: Executor, userId: string, mode: Mode): Promise<WebhookRow[]> {
+  return db
+    .selectFrom('webhooks')
+    .selectAll()
+    .where('user_id', '=', userId)
+    .where('mode', '=', mode)
+    .where('deleted_at', 'is', null)
+    .where('disabled_at', 'is', null)
+    .orderBy('id')
+    .execute();
+}
+
+/** A webhook as the engine sees it, including disabled and deleted ones. */
+export async function webhookForDelivery(db: Executor, id: string): Promise<WebhookRow | undefined> {
+  return db.selectFrom('webhooks').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+/** Sets disabled_at if the webhook is still enabled; true when it changed something. */
+export async function disableWebhook(db: Executor, id: string, at: Date): Promise<boolean> {
+  const result = await db
+    .updateTable('webhooks')
+    .set({ disabled_at: at })
+    .where('id', '=', id)
+    .where('disabled_at', 'is', null)
+    .where('deleted_at', 'is', null)
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
