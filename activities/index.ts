@@ -1,14 +1,19 @@
+import type { Client } from '@temporalio/client';
 import type { Config } from '../src/config';
 import type { Db } from '../src/db/database';
+import { createDeliveryActivities } from './delivery';
 
 export interface ActivityDeps {
   config: Config;
   db: Db;
+  temporal: () => Promise<Client>;
 }
 
 /** Activities are built by a factory so tests hand them a real database and HTTP server. */
-export function createActivities(_deps: ActivityDeps) {
-  return {};
+export function createActivities(deps: ActivityDeps) {
+  return {
+    ...createDeliveryActivities(deps),
+  };
 }
 
 export type Activities = ReturnType<typeof createActivities>;

@@ -11,6 +11,9 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('webhook_secret', 'text')
     .addColumn('custom_headers', 'jsonb', (c) => c.notNull().defaultTo(sql`'[]'::jsonb`))
     .addColumn('disabled_at', 'timestamptz')
+    // Set when a failed attempt was reported to the webhook's health workflow; the next
+    // success clears it and reports the recovery (so healthy deliveries cost no signal).
+    .addColumn('failing_since', 'timestamptz')
     .addColumn('created_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
     .addColumn('updated_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
     // Soft delete: in-flight deliveries must see that their webhook is gone.

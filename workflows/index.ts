@@ -1,3 +1,4 @@
 // Workflow entry point bundled by the worker. Deterministic code only: everything
 // that touches the world is an activity (activities/).
-export {};
+export { deliverEvent } from './deliver-event';
+export { webhookHealth } from './webhook-health';

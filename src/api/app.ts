@@ -9,10 +9,14 @@ import { adminRoutes } from './routes/admin';
 import { apiKeysRoutes } from './routes/api-keys';
 import { usersRoutes } from './routes/users';
 import { webhooksRoutes } from './routes/webhooks';
+import { eventsRoutes } from './routes/events';
+import { adminEventsRoutes } from './routes/admin-events';
+import type { TemporalClientSource } from '../temporal/client';
 
 export interface AppDeps {
   config: Config;
   db: Db;
+  temporal: TemporalClientSource;
 }
 
 /** Each resource contributes a /v2 router and, optionally, an operator router. */
@@ -33,12 +37,13 @@ export function createApp(deps: AppDeps, extra: Resource[] = []): Express {
   v2.use(authenticate(deps.db));
   v2.use(usersRoutes(deps.db), apiKeysRoutes(deps.db));
   v2.use(webhooksRoutes(deps.db, deps.config));
+  v2.use(eventsRoutes(deps.db, deps));
   for (const r of extra) if (r.v2) v2.use(r.v2);
   app.use('/v2', v2);
 
   const admin = Router();
   admin.use(requireAdmin(deps.config.adminToken));
-  admin.use(adminRoutes(deps.db));
+  admin.use(adminRoutes(deps.db), adminEventsRoutes(deps));
   for (const r of extra) if (r.admin) admin.use(r.admin);
   app.use('/admin/v1', admin);
 

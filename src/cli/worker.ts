@@ -13,6 +13,6 @@ export async function runWorker(baseConfig: Config): Promise<void> {
   const worker = await createWorker(config, db);
   log.info('worker running', { taskQueue: config.taskQueue, namespace: config.temporalNamespace });
   process.send?.({ ready: true }); // `shiphook dev` waits for this before it says "ready"
-  await worker.run(); // returns after SIGINT/SIGTERM once in-flight tasks finish
+  await worker.run();
   await db.destroy();
 }

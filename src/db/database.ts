@@ -1,6 +1,8 @@
 import { Kysely, PostgresDialect, type Transaction } from 'kysely';
 import pg from 'pg';
 import type { ApiKeysTable } from './tables/api-keys';
+import type { EventDeliveriesTable, EventsTable } from './tables/events';
+import type { PayloadsTable } from './tables/payloads';
 import type { UsersTable } from './tables/users';
 import type { WebhooksTable } from './tables/webhooks';
 
@@ -9,6 +11,9 @@ export interface Database {
   users: UsersTable;
   api_keys: ApiKeysTable;
   webhooks: WebhooksTable;
+  events: EventsTable;
+  event_deliveries: EventDeliveriesTable;
+  payloads: PayloadsTable;
 }
 
 export type Db = Kysely<Database>;

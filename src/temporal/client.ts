@@ -4,6 +4,29 @@ import type { Config } from '../config';
 /** One Temporal client per process, connected on first use. */
 export async function connectTemporal(config: Config): Promise<Client> {
   if (!config.temporalAddress) throw new Error('TEMPORAL_ADDRESS is not set');
-  const connection = await Connection.connect({ address: config.temporalAddress });
+  const connection = await Connection.connect({ address: config.temporalAddress, connectTimeout: '3s' });
   return new Client({ connection, namespace: config.temporalNamespace });
+}
+
+export type TemporalClientSource = () => Promise<Client>;
+
+/**
+ * A client that connects on first use and tries again on the next call after a
+ * failure, so the API starts (and keeps accepting events) while Temporal is down.
+ */
+export function lazyTemporal(config: Config): TemporalClientSource & { close(): Promise<void> } {
+  let pending: Promise<Client> | undefined;
+  const get = () => {
+    pending ??= connectTemporal(config).catch((err) => {
+      pending = undefined;
+      throw err;
+    });
+    return pending;
+  };
+  return Object.assign(get, {
+    async close() {
+      const client = await pending?.catch(() => undefined);
+      await client?.connection.close();
+    },
+  });
 }

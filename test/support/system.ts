@@ -5,6 +5,7 @@ import { inject } from 'vitest';
 import { createApp } from '../../src/api/app';
 import { type Config, loadConfig } from '../../src/config';
 import { createDb, type Db } from '../../src/db/database';
+import { lazyTemporal } from '../../src/temporal/client';
 import { TEST_ENV } from './test-config';
 
 /** The system under test as one test file sees it: a real API server on a free port. */
@@ -24,10 +25,11 @@ export function testConfig(): Config {
   });
 }
 
-export async function startSystem(): Promise<TestSystem> {
-  const config = testConfig();
+export async function startSystem(overrides: Partial<Config> = {}): Promise<TestSystem> {
+  const config = { ...testConfig(), ...overrides };
   const db = createDb(config.databaseUrl!, 5);
-  const app = createApp({ config, db });
+  const temporal = lazyTemporal(config);
+  const app = createApp({ config, db, temporal });
   const server: Server = app.listen(0, '127.0.0.1');
   await once(server, 'listening');
   const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -39,7 +41,7 @@ export async function startSystem(): Promise<TestSystem> {
     async close() {
       server.closeAllConnections();
       await new Promise((r) => server.close(r));
-      await db.destroy();
+      await Promise.all([db.destroy(), temporal.close()]);
     },
   };
 }

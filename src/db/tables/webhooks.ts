@@ -14,6 +14,7 @@ export interface WebhooksTable {
   webhook_secret: string | null;
   custom_headers: ColumnType<CustomHeader[], string | undefined, string>;
   disabled_at: Date | null;
+  failing_since: Date | null;
   created_at: ColumnType<Date, Date | undefined, never>;
   updated_at: ColumnType<Date, Date | undefined, Date>;
   deleted_at: Date | null;

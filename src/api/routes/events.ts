@@ -1,0 +1,26 @@
+import type { Db } from '../../db/database';
+import type { PublishDeps } from '../../delivery/publish';
+import { replayEvent } from '../../delivery/replay';
+import * as events from '../../domain/events';
+import * as payloads from '../../domain/payloads';
+import { ApiError } from '../../errors/api-error';
+import { principal } from '../auth';
+import { bodyOf } from '../body';
+import { pageParams } from '../pagination';
+import { ok } from '../reply';
+import { routeTable } from '../route-table';
+
+/** Events (seed 4.3), their delivery attempts (Payloads) and replay. */
+export const eventsRoutes = (db: Db, deps: PublishDeps) =>
+  routeTable([
+    ['GET', '/events', async (req) => ok(await events.listEvents(db, principal(req), pageParams(req, 'evt')))],
+    ['GET', '/events/:id', async (req) => ok(await events.getEvent(db, principal(req), String(req.params.id)))],
+    ['GET', '/events/:id/payloads', async (req) => ok(await payloads.listPayloads(db, principal(req), String(req.params.id)))],
+    ['GET', '/events/:id/payloads/:payload_id', async (req) => ok(await payloads.getPayload(db, principal(req), String(req.params.id), String(req.params.payload_id)))],
+    ['POST', '/events/:id/replay', async (req) => {
+      const event = await events.ownEvent(db, principal(req), String(req.params.id));
+      const all = bodyOf(req).all;
+      if (all !== undefined && typeof all !== 'boolean') throw new ApiError('PARAMETER.FORBIDDEN', 'Invalid parameter.', [{ field: 'all', message: 'must be true or false' }]);
+      return ok(await replayEvent(deps, event.id, { all: all === true }));
+    }],
+  ]);

@@ -1,0 +1,32 @@
+import type { ColumnType, Selectable } from 'kysely';
+import type { Mode } from './api-keys';
+
+export type EventStatus = 'in_queue' | 'retrying' | 'completed' | 'failed';
+type Json = ColumnType<Record<string, unknown>, string, string>;
+
+export interface EventsTable {
+  id: string;
+  user_id: string;
+  mode: Mode;
+  description: string;
+  status: ColumnType<EventStatus, EventStatus | undefined, EventStatus>;
+  result: Json;
+  previous_attributes: Json;
+  created_at: ColumnType<Date, Date | undefined, never>;
+  updated_at: ColumnType<Date, Date | undefined, Date>;
+  dispatched_at: Date | null;
+}
+
+export type DeliveryState = 'pending' | 'completed' | 'failed';
+
+export interface EventDeliveriesTable {
+  event_id: string;
+  webhook_id: string;
+  url: string;
+  state: ColumnType<DeliveryState, DeliveryState | undefined, DeliveryState>;
+  attempts: ColumnType<number, number | undefined, number>;
+  updated_at: ColumnType<Date, Date | undefined, Date>;
+}
+
+export type EventRow = Selectable<EventsTable>;
+export type EventDeliveryRow = Selectable<EventDeliveriesTable>;

@@ -1,0 +1,185 @@
+import { sql } from 'kysely';
+import type { Db, Executor } from '../db/database';
+import type { Mode } from '../db/tables/api-keys';
+import type { EventRow, EventStatus } from '../db/tables/events';
+import { type PageParams, paginate } from '../db/paginate';
+import { ApiError, FieldErrors, notFound } from '../errors/api-error';
+import { isoMillis } from '../format';
+import { hasPrefix, newId } from '../ids';
+import { isEventType } from './event-types';
+import type { Principal } from './principal';
+import { maskUrl } from './webhook-url';
+import { enabledWebhooks } from './webhooks';
+
+/**
+ * Events (seed 2.4, 3.3, 4.3). An event's delivery state lives in
+ * event_deliveries, one row per webhook; `pending_urls` (not yet acknowledged,
+ * including URLs that ran out of attempts) and `completed_urls` are read from it,
+ * credentials masked.
+ *
+ * Status transitions (seed 3.3 leaves them open):
+ *   in_queue  → retrying   an attempt failed and that URL has attempts left
+ *   in_queue  → completed  every URL acknowledged (at once when there are no webhooks)
+ *   retrying  → completed  every URL acknowledged
+ *   in_queue/retrying → failed  nothing pending any more and some URL ran out of
+ *                               attempts, got 410 Gone, or its webhook was disabled or deleted
+ *   failed/completed → in_queue  replay
+ */
+
+export interface EventUrls {
+  pending_urls: string[];
+  completed_urls: string[];
+}
+
+export function eventSummary(row: EventRow) {
+  return {
+    id: row.id,
+    object: 'Event' as const,
+    mode: row.mode,
+    description: row.description,
+    status: row.status,
+    created_at: isoMillis(row.created_at),
+    updated_at: isoMillis(row.updated_at),
+  };
+}
+
+/** GET /events/:id: everything but `result`. */
+export function eventView(row: EventRow, urls: EventUrls) {
+  return { ...eventSummary(row), previous_attributes: row.previous_attributes, ...urls };
+}
+
+/** What a webhook receives: the full Event with `result`. */
+export function eventDelivery(row: EventRow, urls: EventUrls) {
+  return {
+    id: row.id,
+    object: 'Event' as const,
+    mode: row.mode,
+    description: row.description,
+    previous_attributes: row.previous_attributes,
+    result: row.result,
+    status: row.status,
+    pending_urls: urls.pending_urls,
+    completed_urls: urls.completed_urls,
+    created_at: isoMillis(row.created_at),
+    updated_at: isoMillis(row.updated_at),
+  };
+}
+
+export async function eventUrls(db: Executor, eventId: string): Promise<EventUrls> {
+  const rows = await db.selectFrom('event_deliveries').select(['url', 'state']).where('event_id', '=', eventId).orderBy('webhook_id').execute();
+  return {
+    pending_urls: rows.filter((r) => r.state !== 'completed').map((r) => maskUrl(r.url)),
+    completed_urls: rows.filter((r) => r.state === 'completed').map((r) => maskUrl(r.url)),
+  };
+}
+
+export async function ownEvent(db: Executor, who: Principal, id: string): Promise<EventRow> {
+  const row = hasPrefix(id, 'evt')
+    ? await db.selectFrom('events').selectAll().where('id', '=', id).where('user_id', '=', who.user.id).where('mode', '=', who.mode).executeTakeFirst()
+    : undefined;
+  if (!row) throw notFound('Event not found.');
+  return row;
+}
+
+export async function listEvents(db: Db, who: Principal, page: PageParams) {
+  const query = db.selectFrom('events').selectAll().where('user_id', '=', who.user.id).where('mode', '=', who.mode);
+  const { items, has_more } = await paginate(query, 'events', page);
+  return { events: items.map(eventSummary), has_more };
+}
+
+export async function getEvent(db: Db, who: Principal, id: string) {
+  const row = await ownEvent(db, who, id);
+  return eventView(row, await eventUrls(db, row.id));
+}
+
+// ---- publishing -------------------------------------------------------------------
+
+export interface NewEvent {
+  userId: string;
+  mode: Mode;
+  description: string;
+  result: Record<string, unknown>;
+  previousAttributes?: Record<string, unknown>;
+}
+
+/** Checks an operator's publish request (POST /admin/v1/events). */
+export function parseNewEvent(input: Record<string, unknown>): NewEvent {
+  const errors = new FieldErrors();
+  if (typeof input.user_id !== 'string' || !hasPrefix(input.user_id, 'user')) errors.add('user_id', 'must be a user id');
+  if (input.mode !== 'test' && input.mode !== 'production') errors.add('mode', "must be 'test' or 'production'");
+  if (!isEventType(input.description)) errors.add('description', 'must be one of the event types of seed section 6');
+  const result = input.result;
+  if (typeof result !== 'object' || result === null || Array.isArray(result) || typeof (result as { object?: unknown }).object !== 'string') {
+    errors.add('result', 'must be an object with a string `object`');
+  }
+  const previous = input.previous_attributes;
+  if (previous !== undefined && previous !== null && (typeof previous !== 'object' || Array.isArray(previous))) {
+    errors.add('previous_attributes', 'must be an object');
+  }
+  errors.throwIfAny('PARAMETER.FORBIDDEN', 'The event could not be published.');
+  return {
+    userId: input.user_id as string,
+    mode: input.mode as Mode,
+    description: input.description as string,
+    result: result as Record<string, unknown>,
+    previousAttributes: (previous as Record<string, unknown> | undefined) ?? {},
+  };
+}
+
+/**
+ * Writes the Event and one delivery row per enabled webhook of its user and mode,
+ * in one transaction. An event without webhooks is `completed` at once. The
+ * caller starts the delivery workflow after the commit (see delivery/dispatch.ts);
+ * `dispatched_at` stays null until that succeeded, so the sweeper never loses it.
+ */
+export async function insertEvent(db: Db, input: NewEvent): Promise<EventRow> {
+  return db.transaction().execute(async (trx) => {
+    const user = await trx.selectFrom('users').select('id').where('id', '=', input.userId).where('deleted_at', 'is', null).executeTakeFirst();
+    if (!user) throw new ApiError('PARAMETER.FORBIDDEN', 'The event could not be published.', [{ field: 'user_id', message: 'no such user' }]);
+    const hooks = await enabledWebhooks(trx, input.userId, input.mode);
+    const id = newId('evt');
+    const row = await trx
+      .insertInto('events')
+      .values({
+        id,
+        user_id: input.userId,
+        mode: input.mode,
+        description: input.description,
+        status: hooks.length === 0 ? 'completed' : 'in_queue',
+        result: JSON.stringify(input.result),
+        previous_attributes: JSON.stringify(input.previousAttributes ?? {}),
+        dispatched_at: hooks.length === 0 ? new Date() : null, // nothing to deliver
+      })
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    if (hooks.length) {
+      await trx.insertInto('event_deliveries').values(hooks.map((h) => ({ event_id: id, webhook_id: h.id, url: h.url }))).execute();
+    }
+    return row;
+  });
+}
+
+/**
+ * The event's status from its delivery rows (see the transitions above). Called
+ * under the event's row lock after every change of a delivery row.
+ */
+export async function refreshEventStatus(trx: Executor, eventId: string): Promise<EventStatus> {
+  const counts = await trx
+    .selectFrom('event_deliveries')
+    .select([
+      sql<number>`count(*) filter (where state = 'pending')`.as('pending'),
+      sql<number>`count(*) filter (where state = 'failed')`.as('failed'),
+      sql<number>`count(*) filter (where state = 'pending' and attempts > 0)`.as('retrying'),
+    ])
+    .where('event_id', '=', eventId)
+    .executeTakeFirstOrThrow();
+  const status: EventStatus =
+    Number(counts.pending) === 0 ? (Number(counts.failed) > 0 ? 'failed' : 'completed') : Number(counts.retrying) > 0 ? 'retrying' : 'in_queue';
+  await trx.updateTable('events').set({ status, updated_at: new Date() }).where('id', '=', eventId).where('status', '!=', status).execute();
+  return status;
+}
+
+/** Locks the event row so concurrent attempts of one event update its status one at a time. */
+export async function lockEvent(trx: Executor, eventId: string): Promise<EventRow | undefined> {
+  return trx.selectFrom('events').selectAll().where('id', '=', eventId).forUpdate().executeTakeFirst();
+}

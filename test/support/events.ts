@@ -1,0 +1,37 @@
+import { call } from './http';
+import type { TestSystem } from './system';
+import { TEST_ENV } from './test-config';
+import { eventually } from './receiver';
+
+const ADMIN = { authorization: `Bearer ${TEST_ENV.SHIPHOOK_ADMIN_TOKEN}` };
+
+/** Publishes an event through the operator API. */
+export async function publish(sys: TestSystem, userId: string, mode: 'test' | 'production', extra: Record<string, unknown> = {}) {
+  const res = await call(sys, 'POST', '/admin/v1/events', {
+    headers: ADMIN,
+    body: {
+      user_id: userId,
+      mode,
+      description: 'tracker.updated',
+      result: { id: 'trk_0123', object: 'Tracker', status: 'in_transit', weight: 15 },
+      previous_attributes: { status: 'pre_transit' },
+      ...extra,
+    },
+  });
+  if (res.status !== 201) throw new Error(`publish failed: ${res.status} ${JSON.stringify(res.body)}`);
+  return res.body;
+}
+
+export async function webhook(sys: TestSystem, key: string, url: string, extra: Record<string, unknown> = {}) {
+  const res = await call(sys, 'POST', '/webhooks', { key, body: { webhook: { url, ...extra } } });
+  if (res.status !== 201) throw new Error(`webhook creation failed: ${res.status} ${JSON.stringify(res.body)}`);
+  return res.body;
+}
+
+/** Waits until the event has the given status (as seen through the API). */
+export async function eventStatus(sys: TestSystem, key: string, eventId: string, want: string, timeoutMs = 20_000) {
+  return eventually(async () => {
+    const res = await call(sys, 'GET', `/events/${eventId}`, { key });
+    return res.body?.status === want ? res.body : undefined;
+  }, timeoutMs, `event ${eventId} to be ${want}`);
+}

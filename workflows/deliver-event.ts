@@ -1,0 +1,63 @@
+import { proxyActivities, sleep, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import type { Activities } from '../activities';
+import { EventStatusAttr, WebhookUrlsAttr } from '../src/temporal/search-attributes';
+
+export interface DeliverEventInput {
+  eventId: string;
+  /** Waits between attempts; attempts per URL = delays + 1. Fixed at start, so visible in the UI. */
+  retryDelaysMs: number[];
+}
+
+const JITTER = 0.2;
+
+const { pendingDeliveries, finalEventStatus } = proxyActivities<Activities>({
+  startToCloseTimeout: '1 minute',
+  retry: { initialInterval: '1s', maximumInterval: '1 minute' },
+});
+
+/**
+ * Delivers one Event to every pending webhook URL, in parallel.
+ *
+ * Each attempt is one activity; the waits between attempts are durable timers
+ * here, not activity retries. Per URL and attempt that is ~6 history events
+ * (activity scheduled/started/completed, timer started/fired), so 100 webhooks ×
+ * 8 attempts stay near 5,000 events — well inside Temporal's 50K limit — while
+ * every attempt, its masked target URL and its outcome are visible in the UI.
+ * (Retry policies would add no history per attempt but hide the attempts, and
+ * cannot express a per-attempt schedule with Retry-After.) The activity's own
+ * retry policy only covers infrastructure errors (database down), not HTTP outcomes.
+ */
+export async function deliverEvent(input: DeliverEventInput): Promise<string> {
+  const targets = await pendingDeliveries(input.eventId);
+  upsertSearchAttributes([{ key: WebhookUrlsAttr, value: targets.map((t) => t.url) }]);
+  let lastStatus = workflowInfo().typedSearchAttributes.get(EventStatusAttr);
+  const setStatus = (status: string) => {
+    if (status === lastStatus) return;
+    lastStatus = status;
+    upsertSearchAttributes([{ key: EventStatusAttr, value: status }]);
+  };
+
+  await Promise.all(
+    targets.map(async (target) => {
+      const { attemptDelivery } = proxyActivities<Activities>({
+        // The attempt bounds its own HTTP time; this covers SQL and the health report too.
+        startToCloseTimeout: '2 minutes',
+        retry: { initialInterval: '1s', maximumInterval: '30s', maximumAttempts: 10 },
+        summary: `POST ${target.url}`,
+      });
+      for (let attempt = 1; ; attempt++) {
+        const final = attempt > input.retryDelaysMs.length;
+        const result = await attemptDelivery({ eventId: input.eventId, webhookId: target.webhookId, url: target.url, attempt, final });
+        setStatus(result.status);
+        if (result.outcome !== 'failed' || final) return;
+        const planned = input.retryDelaysMs[attempt - 1]!;
+        const jittered = planned * (1 - JITTER + Math.random() * 2 * JITTER); // deterministic in workflows
+        await sleep(Math.max(jittered, result.retryAfterMs ?? 0));
+      }
+    }),
+  );
+
+  const status = await finalEventStatus(input.eventId);
+  setStatus(status);
+  return status;
+}
