@@ -1,0 +1,113 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eventStatus, publish, webhook } from '../support/events';
+import { call, createAccount } from '../support/http';
+import { eventually, startReceiver, status } from '../support/receiver';
+import { startSystem, type TestSystem } from '../support/system';
+
+// Test timings (test/support/test-config.ts): retries after 300, 600, 900 ms (4 attempts),
+// 1.5 s per attempt, webhook disabled after 4 consecutive failures spanning ≥ 1 s.
+let sys: TestSystem;
+
+beforeAll(async () => {
+  sys = await startSystem();
+});
+afterAll(() => sys.close());
+
+describe('failed attempts', () => {
+  it('500 then 200 → retrying, then completed with two Payloads', async () => {
+    const acct = await createAccount(sys);
+    const receiver = await startReceiver((_d, i, res) => { res.writeHead(i === 0 ? 500 : 200).end(i === 0 ? 'boom' : 'ok'); });
+    await webhook(sys, acct.testKey, receiver.url);
+    const event = await publish(sys, acct.user.id, 'test');
+    await receiver.waitFor(1);
+    await eventStatus(sys, acct.testKey, event.id, 'retrying', 5000);
+    await receiver.waitFor(2);
+    await eventStatus(sys, acct.testKey, event.id, 'completed');
+    const payloads = (await call(sys, 'GET', `/events/${event.id}/payloads`, { key: acct.testKey })).body.payloads;
+    expect(payloads.map((p: any) => p.response_code).sort()).toEqual([200, 500]);
+    expect(payloads.find((p: any) => p.response_code === 500).response_body).toBe('boom');
+    expect(receiver.deliveries[1]!.json.id).toBe(event.id);
+    await receiver.close();
+  });
+
+  it('always 500 → failed, the webhook disabled by its health workflow; PATCH re-enables', async () => {
+    const acct = await createAccount(sys);
+    const receiver = await startReceiver(status(500));
+    const hook = await webhook(sys, acct.testKey, receiver.url);
+    const event = await publish(sys, acct.user.id, 'test');
+    const failed = await eventStatus(sys, acct.testKey, event.id, 'failed', 15_000);
+    expect(failed.pending_urls).toEqual([receiver.url]);
+    expect(receiver.deliveries).toHaveLength(4);
+    const disabled = await eventually(async () => {
+      const res = await call(sys, 'GET', `/webhooks/${hook.id}`, { key: acct.testKey });
+      return res.body.disabled_at ? res.body : undefined;
+    }, 10_000, 'the webhook to be disabled');
+    expect(disabled.disabled_at).toMatch(/Z$/);
+    // A disabled webhook is not part of new events.
+    const later = await publish(sys, acct.user.id, 'test');
+    expect(later.pending_urls).toEqual([]);
+    const patched = await call(sys, 'PATCH', `/webhooks/${hook.id}`, { key: acct.testKey, body: {} });
+    expect(patched.body.disabled_at).toBeNull();
+    receiver.answer(status(200));
+    const next = await publish(sys, acct.user.id, 'test');
+    await eventStatus(sys, acct.testKey, next.id, 'completed');
+    await receiver.close();
+  });
+
+  it('a receiver that never answers times out (response code 0)', async () => {
+    const acct = await createAccount(sys);
+    const receiver = await startReceiver(() => { /* never answers */ });
+    await webhook(sys, acct.testKey, receiver.url);
+    const event = await publish(sys, acct.user.id, 'test');
+    await receiver.waitFor(1);
+    const payload = await eventually(async () => {
+      const res = await call(sys, 'GET', `/events/${event.id}/payloads`, { key: acct.testKey });
+      return res.body.payloads[0];
+    }, 10_000, 'the first payload');
+    expect(payload.response_code).toBe(0);
+    expect(payload.response_body).toMatch(/timed out/);
+    expect(payload.total_time).toBeGreaterThanOrEqual(1400);
+    await receiver.close();
+  });
+
+  it('a 302 is a failure and is not followed', async () => {
+    const acct = await createAccount(sys);
+    const target = await startReceiver();
+    const receiver = await startReceiver((_d, i, res) => {
+      if (i === 0) res.writeHead(302, { location: target.url }).end();
+      else res.writeHead(200).end('ok');
+    });
+    await webhook(sys, acct.testKey, receiver.url);
+    const event = await publish(sys, acct.user.id, 'test');
+    await eventStatus(sys, acct.testKey, event.id, 'completed');
+    const codes = (await call(sys, 'GET', `/events/${event.id}/payloads`, { key: acct.testKey })).body.payloads.map((p: any) => p.response_code);
+    expect(codes.sort()).toEqual([200, 302]);
+    expect(target.deliveries).toHaveLength(0);
+    await Promise.all([target.close(), receiver.close()]);
+  });
+
+  it('410 Gone disables the webhook at once and fails the event', async () => {
+    const acct = await createAccount(sys);
+    const receiver = await startReceiver(status(410));
+    const hook = await webhook(sys, acct.testKey, receiver.url);
+    const event = await publish(sys, acct.user.id, 'test');
+    await eventStatus(sys, acct.testKey, event.id, 'failed');
+    expect(receiver.deliveries).toHaveLength(1);
+    const res = await call(sys, 'GET', `/webhooks/${hook.id}`, { key: acct.testKey });
+    expect(res.body.disabled_at).not.toBeNull();
+    await receiver.close();
+  });
+
+  it('a deleted webhook gets no further attempts', async () => {
+    const acct = await createAccount(sys);
+    const receiver = await startReceiver(status(503));
+    const hook = await webhook(sys, acct.testKey, receiver.url);
+    const event = await publish(sys, acct.user.id, 'test');
+    await receiver.waitFor(1);
+    await call(sys, 'DELETE', `/webhooks/${hook.id}`, { key: acct.testKey });
+    await eventStatus(sys, acct.testKey, event.id, 'failed');
+    await new Promise((r) => setTimeout(r, 1000));
+    expect(receiver.deliveries.length).toBeLessThanOrEqual(2);
+    await receiver.close();
+  });
+});
