@@ -6,6 +6,8 @@ export interface DeliverEventInput {
   eventId: string;
   /** Waits between attempts; attempts per URL = delays + 1. Fixed at start, so visible in the UI. */
   retryDelaysMs: number[];
+  /** Bounds one HTTP attempt; the activity gets twice that plus room for SQL. */
+  attemptTimeoutMs: number;
 }
 
 const JITTER = 0.2;
@@ -40,8 +42,9 @@ export async function deliverEvent(input: DeliverEventInput): Promise<string> {
   await Promise.all(
     targets.map(async (target) => {
       const { attemptDelivery } = proxyActivities<Activities>({
-        // The attempt bounds its own HTTP time; this covers SQL and the health report too.
-        startToCloseTimeout: '2 minutes',
+        // The attempt bounds its own HTTP time; this adds room for SQL and the health
+        // report, and is how soon an attempt lost with a dead worker is tried again.
+        startToCloseTimeout: 2 * input.attemptTimeoutMs + 10_000,
         retry: { initialInterval: '1s', maximumInterval: '30s', maximumAttempts: 10 },
         summary: `POST ${target.url}`,
       });

@@ -17,7 +17,7 @@ const START_TIMEOUT_MS = 5000;
  */
 export async function startDelivery(temporal: TemporalClientSource, config: Config, db: Db, event: EventRow, opts: { replay?: boolean } = {}): Promise<void> {
   const client = await temporal();
-  const input: DeliverEventInput = { eventId: event.id, retryDelaysMs: config.retryDelaysMs };
+  const input: DeliverEventInput = { eventId: event.id, retryDelaysMs: config.retryDelaysMs, attemptTimeoutMs: config.attemptTimeoutMs };
   const start = client.workflow.start('deliverEvent', {
     taskQueue: config.taskQueue,
     workflowId: deliveryWorkflowId(event.id),

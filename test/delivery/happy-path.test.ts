@@ -30,7 +30,7 @@ describe('delivery to webhooks that acknowledge', () => {
     expect(event.pending_urls).toHaveLength(3);
     expect(event.pending_urls).toContain('http://alice:***@' + receivers[2]!.url.slice('http://'.length));
 
-    const [[a], [b], [c]] = await Promise.all(receivers.map((r) => r.waitFor(1)));
+    const [a, b, c] = (await Promise.all(receivers.map((r) => r.waitFor(1)))).map((d) => d[0]!);
     for (const d of [a!, b!]) {
       const verified = verifier.Utils.validateWebhook(d.body, d.headers, secret);
       expect(verified.id).toBe(event.id);
