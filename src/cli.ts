@@ -2,6 +2,7 @@ import { loadConfig } from './config';
 import { runAdmin } from './cli/admin';
 import { runApi } from './cli/api';
 import { runDev } from './cli/dev';
+import { runEvents } from './cli/events';
 import { runMigrate } from './cli/migrate';
 import { runWorker } from './cli/worker';
 import { setLogLevel } from './log';
@@ -26,6 +27,7 @@ const commands: Record<string, () => Promise<void>> = {
   worker: () => runWorker(config),
   migrate: () => runMigrate(config),
   admin: () => runAdmin(config, args),
+  events: () => runEvents(config, args),
 };
 
 const run = command ? commands[command] : undefined;
