@@ -2,6 +2,7 @@ import type { Client } from '@temporalio/client';
 import type { Config } from '../src/config';
 import type { Db } from '../src/db/database';
 import { createDeliveryActivities } from './delivery';
+import { createTrackerActivities } from './trackers';
 
 export interface ActivityDeps {
   config: Config;
@@ -13,6 +14,7 @@ export interface ActivityDeps {
 export function createActivities(deps: ActivityDeps) {
   return {
     ...createDeliveryActivities(deps),
+    ...createTrackerActivities(deps),
   };
 }
 

@@ -2,3 +2,4 @@
 // that touches the world is an activity (activities/).
 export { deliverEvent } from './deliver-event';
 export { webhookHealth } from './webhook-health';
+export { testTracker } from './test-tracker';

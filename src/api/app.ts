@@ -10,6 +10,8 @@ import { apiKeysRoutes } from './routes/api-keys';
 import { usersRoutes } from './routes/users';
 import { webhooksRoutes } from './routes/webhooks';
 import { eventsRoutes } from './routes/events';
+import { endShippersRoutes } from './routes/end-shippers';
+import { shipmentsRoutes } from './routes/shipments';
 import { adminEventsRoutes } from './routes/admin-events';
 import type { TemporalClientSource } from '../temporal/client';
 
@@ -38,6 +40,7 @@ export function createApp(deps: AppDeps, extra: Resource[] = []): Express {
   v2.use(usersRoutes(deps.db), apiKeysRoutes(deps.db));
   v2.use(webhooksRoutes(deps.db, deps.config));
   v2.use(eventsRoutes(deps.db, deps));
+  v2.use(endShippersRoutes(deps.db), shipmentsRoutes(deps));
   for (const r of extra) if (r.v2) v2.use(r.v2);
   app.use('/v2', v2);
 

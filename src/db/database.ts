@@ -3,6 +3,7 @@ import pg from 'pg';
 import type { ApiKeysTable } from './tables/api-keys';
 import type { EventDeliveriesTable, EventsTable } from './tables/events';
 import type { PayloadsTable } from './tables/payloads';
+import type { EndShippersTable, ShipmentsTable, TrackersTable } from './tables/shipping';
 import type { UsersTable } from './tables/users';
 import type { WebhooksTable } from './tables/webhooks';
 
@@ -14,6 +15,9 @@ export interface Database {
   events: EventsTable;
   event_deliveries: EventDeliveriesTable;
   payloads: PayloadsTable;
+  end_shippers: EndShippersTable;
+  shipments: ShipmentsTable;
+  trackers: TrackersTable;
 }
 
 export type Db = Kysely<Database>;

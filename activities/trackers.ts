@@ -1,0 +1,20 @@
+import type { TrackerStatus } from '../src/db/tables/shipping';
+import { publishEvent, type PublishDeps } from '../src/delivery/publish';
+import { advanceTracker, trackerView } from '../src/domain/trackers';
+
+export function createTrackerActivities(deps: PublishDeps) {
+  return {
+    /** One step of a test tracker: store the new status, publish tracker.updated. */
+    async advanceTestTracker(trackerId: string, next: TrackerStatus): Promise<void> {
+      const moved = await advanceTracker(deps.db, trackerId, next);
+      if (!moved) return; // already there: a retried activity publishes nothing twice
+      await publishEvent(deps, {
+        userId: moved.after.user_id,
+        mode: moved.after.mode,
+        description: 'tracker.updated',
+        result: trackerView(moved.after),
+        previousAttributes: { status: moved.before.status },
+      });
+    },
+  };
+}
