@@ -21,13 +21,7 @@ export interface AppDeps {
   temporal: TemporalClientSource;
 }
 
-/** Each resource contributes a /v2 router and, optionally, an operator router. */
-export interface Resource {
-  v2?: Router;
-  admin?: Router;
-}
-
-export function createApp(deps: AppDeps, extra: Resource[] = []): Express {
+export function createApp(deps: AppDeps): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
@@ -41,13 +35,11 @@ export function createApp(deps: AppDeps, extra: Resource[] = []): Express {
   v2.use(webhooksRoutes(deps.db, deps.config));
   v2.use(eventsRoutes(deps.db, deps));
   v2.use(endShippersRoutes(deps.db), shipmentsRoutes(deps));
-  for (const r of extra) if (r.v2) v2.use(r.v2);
   app.use('/v2', v2);
 
   const admin = Router();
   admin.use(requireAdmin(deps.config.adminToken));
   admin.use(adminRoutes(deps.db), adminEventsRoutes(deps));
-  for (const r of extra) if (r.admin) admin.use(r.admin);
   app.use('/admin/v1', admin);
 
   app.get('/healthz', (_req, res) => { res.json({ ok: true }); });
