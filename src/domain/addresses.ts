@@ -1,3 +1,4 @@
+import type { EndShipperRow } from '../db/tables/shipping';
 import { ApiError, FieldErrors } from '../errors/api-error';
 
 /**
@@ -6,18 +7,8 @@ import { ApiError, FieldErrors } from '../errors/api-error';
  * code, ZIP as `12345` or `12345-6789`, phone as digits only; email and street2
  * kept as given (street2 `""` stays `""`, absent or null is null).
  */
-export interface NormalAddress {
-  name: string | null;
-  company: string | null;
-  street1: string;
-  street2: string | null;
-  city: string;
-  state: string;
-  zip: string;
-  country: string;
-  phone: string;
-  email: string;
-}
+/** An EndShipper's address fields, as stored. */
+export type NormalAddress = Omit<EndShipperRow, 'id' | 'user_id' | 'mode' | 'created_at' | 'updated_at'>;
 
 const FIELDS = ['name', 'company', 'street1', 'street2', 'city', 'state', 'zip', 'country', 'phone', 'email'] as const;
 const REQUIRED = ['street1', 'city', 'state', 'zip', 'country', 'phone', 'email'] as const;
