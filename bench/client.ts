@@ -1,0 +1,54 @@
+import { Agent, request } from 'undici';
+import { ADMIN_TOKEN } from './system';
+
+/** The benchmark's own HTTP client to the API (keep-alive, bounded concurrency). */
+const agent = new Agent({ connections: 64, keepAliveTimeout: 30_000 });
+
+export async function api(origin: string, method: string, path: string, opts: { key?: string; admin?: boolean; body?: unknown } = {}) {
+  const headers: Record<string, string> = { 'content-type': 'application/json' };
+  if (opts.key) headers.authorization = `Basic ${Buffer.from(`${opts.key}:`).toString('base64')}`;
+  if (opts.admin) headers.authorization = `Bearer ${ADMIN_TOKEN}`;
+  const res = await request(origin + path, { method: method as 'GET', headers, body: opts.body === undefined ? undefined : JSON.stringify(opts.body), dispatcher: agent });
+  const text = await res.body.text();
+  return { status: res.statusCode, body: text ? JSON.parse(text) : undefined };
+}
+
+export async function account(origin: string, name: string) {
+  const res = await api(origin, 'POST', '/admin/v1/users', { admin: true, body: { name, email: `${name}-${Date.now()}-${Math.random()}@bench.local` } });
+  if (res.status !== 201) throw new Error(`account: ${res.status} ${JSON.stringify(res.body)}`);
+  return { userId: res.body.user.id as string, testKey: res.body.api_keys[0].key as string };
+}
+
+export async function addWebhook(origin: string, key: string, url: string) {
+  const res = await api(origin, 'POST', '/v2/webhooks', { key, body: { webhook: { url, webhook_secret: 'bench-secret' } } });
+  if (res.status !== 201) throw new Error(`webhook: ${res.status} ${JSON.stringify(res.body)}`);
+  return res.body;
+}
+
+export const EVENT_RESULT = { object: 'Tracker', id: 'trk_bench', status: 'in_transit', weight: 15, tracking_code: 'SIMT000', shipment_id: 'shp_bench' };
+
+export async function publish(origin: string, userId: string) {
+  const res = await api(origin, 'POST', '/admin/v1/events', {
+    admin: true,
+    body: { user_id: userId, mode: 'test', description: 'tracker.updated', result: EVENT_RESULT, previous_attributes: { status: 'pre_transit' } },
+  });
+  if (res.status !== 201) throw new Error(`publish: ${res.status} ${JSON.stringify(res.body)}`);
+  return res.body.id as string;
+}
+
+/** Runs `fn` for 0..n-1 with at most `concurrency` at a time. */
+export async function pool(n: number, concurrency: number, fn: (i: number) => Promise<void>) {
+  let next = 0;
+  await Promise.all(Array.from({ length: Math.min(concurrency, n) }, async () => {
+    while (next < n) await fn(next++);
+  }));
+}
+
+export async function waitUntil(check: () => boolean, timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) return false;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return true;
+}

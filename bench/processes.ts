@@ -1,0 +1,57 @@
+import { readdirSync, readFileSync } from 'node:fs';
+
+/** RSS and CPU time of processes, read from /proc (Linux). */
+const PAGE = 4096;
+const HZ = 100;
+
+export function cmdline(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ');
+  } catch {
+    return '';
+  }
+}
+
+export function findPids(match: (cmd: string) => boolean): number[] {
+  return readdirSync('/proc').filter((d) => /^\d+$/.test(d)).map(Number).filter((pid) => match(cmdline(pid)));
+}
+
+export function rssMb(pid: number): number {
+  try {
+    const statm = readFileSync(`/proc/${pid}/statm`, 'utf8').split(' ');
+    return (Number(statm[1]) * PAGE) / 1024 / 1024;
+  } catch {
+    return 0;
+  }
+}
+
+/** user+system CPU seconds used so far. */
+export function cpuSeconds(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / HZ;
+  } catch {
+    return 0;
+  }
+}
+
+/** Samples RSS every `everyMs`, keeping the peak per name. */
+export function peakSampler(pids: Record<string, number>, everyMs = 500) {
+  const peak: Record<string, number> = Object.fromEntries(Object.keys(pids).map((k) => [k, 0]));
+  const timer = setInterval(() => {
+    for (const [name, pid] of Object.entries(pids)) peak[name] = Math.max(peak[name]!, rssMb(pid));
+  }, everyMs);
+  return { peak, stop: () => clearInterval(timer) };
+}
+
+/** CPU use (% of one core) and RSS of each process over a window. */
+export async function usageOver(pids: Record<string, number>, windowMs: number) {
+  const before = Object.fromEntries(Object.entries(pids).map(([k, p]) => [k, cpuSeconds(p)]));
+  await new Promise((r) => setTimeout(r, windowMs));
+  return Object.fromEntries(
+    Object.entries(pids).map(([k, p]) => [k, { cpu_percent: round(((cpuSeconds(p) - before[k]!) / (windowMs / 1000)) * 100), rss_mb: round(rssMb(p)) }]),
+  );
+}
+
+export const round = (n: number, digits = 1) => Math.round(n * 10 ** digits) / 10 ** digits;
