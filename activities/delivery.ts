@@ -137,20 +137,6 @@ export function createDeliveryActivities({ config, db, temporal }: DeliveryDeps)
     async disableFailingWebhook(webhookId: string): Promise<boolean> {
       return disableWebhook(db, webhookId, new Date());
     },
-
-    /** The webhooks an event still has to be delivered to (masked URLs for the UI). */
-    async pendingDeliveries(eventId: string): Promise<{ webhookId: string; url: string }[]> {
-      const rows = await db.selectFrom('event_deliveries').select(['webhook_id', 'url']).where('event_id', '=', eventId).where('state', '=', 'pending').orderBy('webhook_id').execute();
-      return rows.map((r) => ({ webhookId: r.webhook_id, url: maskUrl(r.url) }));
-    },
-
-    /** The event's status once every delivery loop has ended. */
-    async finalEventStatus(eventId: string): Promise<EventStatus> {
-      return db.transaction().execute(async (trx) => {
-        await lockEvent(trx, eventId);
-        return refreshEventStatus(trx, eventId);
-      });
-    },
   };
 
   function retryAfter(result: SendResult): number | undefined {

@@ -2,8 +2,16 @@ import { proxyActivities, sleep, upsertSearchAttributes, workflowInfo } from '@t
 import type { Activities } from '../activities';
 import { EventStatusAttr, WebhookUrlsAttr } from '../src/temporal/search-attributes';
 
+export interface DeliveryTarget {
+  webhookId: string;
+  /** Masked, for operators reading the history. */
+  url: string;
+}
+
 export interface DeliverEventInput {
   eventId: string;
+  /** The deliveries still pending when the run was started (read by the starter). */
+  targets: DeliveryTarget[];
   /** Waits between attempts; attempts per URL = delays + 1. Fixed at start, so visible in the UI. */
   retryDelaysMs: number[];
   /** Bounds one HTTP attempt; the activity gets twice that plus room for SQL. */
@@ -12,13 +20,9 @@ export interface DeliverEventInput {
 
 const JITTER = 0.2;
 
-const { pendingDeliveries, finalEventStatus } = proxyActivities<Activities>({
-  startToCloseTimeout: '1 minute',
-  retry: { initialInterval: '1s', maximumInterval: '1 minute' },
-});
-
 /**
- * Delivers one Event to every pending webhook URL, in parallel.
+ * Delivers one Event to every pending webhook URL, in parallel. The starter passes
+ * the targets, so the first attempts go out without another round trip.
  *
  * Each attempt is one activity; the waits between attempts are durable timers
  * here, not activity retries. Per URL and attempt that is ~6 history events
@@ -29,8 +33,8 @@ const { pendingDeliveries, finalEventStatus } = proxyActivities<Activities>({
  * cannot express a per-attempt schedule with Retry-After.) The activity's own
  * retry policy only covers infrastructure errors (database down), not HTTP outcomes.
  */
-export async function deliverEvent(input: DeliverEventInput): Promise<string> {
-  const targets = await pendingDeliveries(input.eventId);
+export async function deliverEvent(input: DeliverEventInput): Promise<string | undefined> {
+  const { targets } = input;
   upsertSearchAttributes([{ key: WebhookUrlsAttr, value: targets.map((t) => t.url) }]);
   let lastStatus = workflowInfo().typedSearchAttributes.get(EventStatusAttr);
   const setStatus = (status: string) => {
@@ -60,7 +64,7 @@ export async function deliverEvent(input: DeliverEventInput): Promise<string> {
     }),
   );
 
-  const status = await finalEventStatus(input.eventId);
-  setStatus(status);
-  return status;
+  // Every attempt returned the event status as of its own (serialised) update, so the
+  // status the last one saw is the final one: no extra round trip to read it.
+  return lastStatus;
 }

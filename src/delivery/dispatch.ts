@@ -2,6 +2,7 @@ import type { Config } from '../config';
 import type { Db } from '../db/database';
 import type { EventRow } from '../db/tables/events';
 import { log } from '../log';
+import { maskUrl } from '../domain/webhook-url';
 import type { TemporalClientSource } from '../temporal/client';
 import { EventIdAttr, EventStatusAttr, EventTypeAttr, ModeAttr, UserIdAttr } from '../temporal/search-attributes';
 import { deliveryWorkflowId } from '../temporal/task-queue';
@@ -17,7 +18,13 @@ const START_TIMEOUT_MS = 5000;
  */
 export async function startDelivery(temporal: TemporalClientSource, config: Config, db: Db, event: EventRow, opts: { replay?: boolean } = {}): Promise<void> {
   const client = await temporal();
-  const input: DeliverEventInput = { eventId: event.id, retryDelaysMs: config.retryDelaysMs, attemptTimeoutMs: config.attemptTimeoutMs };
+  const targets = await db.selectFrom('event_deliveries').select(['webhook_id', 'url']).where('event_id', '=', event.id).where('state', '=', 'pending').orderBy('webhook_id').execute();
+  const input: DeliverEventInput = {
+    eventId: event.id,
+    targets: targets.map((t) => ({ webhookId: t.webhook_id, url: maskUrl(t.url) })),
+    retryDelaysMs: config.retryDelaysMs,
+    attemptTimeoutMs: config.attemptTimeoutMs,
+  };
   const start = client.workflow.start('deliverEvent', {
     taskQueue: config.taskQueue,
     workflowId: deliveryWorkflowId(event.id),
