@@ -7,17 +7,31 @@ import { apiThroughput, backlog, burst, ceiling, latency, type Sizes } from './s
 import { startBenchSystem } from './system';
 
 /**
- * `npm run bench [-- --quick] [-- --only burst,latency,api,failure,ceiling,backlog]`
+ * `npm run bench [-- --quick] [--only burst,latency,api,failure,ceiling,backlog]
+ *   [--events N] [--rate R] [--seconds S] [--backlog M]`
  * Starts the system (embedded services unless DATABASE_URL/TEMPORAL_ADDRESS are
  * set) with separate api and worker processes, runs the scenarios and prints one
  * JSON document, also written to bench/results/<date>.json.
  */
-const { values } = parseArgs({ options: { quick: { type: 'boolean' }, only: { type: 'string' } } });
+const { values } = parseArgs({
+  options: {
+    quick: { type: 'boolean' },
+    only: { type: 'string' },
+    events: { type: 'string' }, // burst size
+    rate: { type: 'string' }, // latency scenarios: events/s
+    seconds: { type: 'string' }, // latency scenarios: duration
+    backlog: { type: 'string' }, // backlog size
+  },
+});
 const ALL = ['burst', 'latency', 'api', 'failure', 'ceiling', 'backlog'];
 const selected = new Set(values.only ? values.only.split(',') : ALL);
 const sizes: Sizes = values.quick
   ? { burstEvents: 200, latencyRate: 10, latencySeconds: 10, apiSeconds: 3, backlogEvents: 300 }
   : { burstEvents: 2000, latencyRate: 20, latencySeconds: 60, apiSeconds: 10, backlogEvents: 10_000 };
+if (values.events) sizes.burstEvents = Number(values.events);
+if (values.rate) sizes.latencyRate = Number(values.rate);
+if (values.seconds) sizes.latencySeconds = Number(values.seconds);
+if (values.backlog) sizes.backlogEvents = Number(values.backlog);
 
 // Retries are waited out on durable timers; 10 s keeps the backlog waiting long enough to measure.
 const sys = await startBenchSystem({ SHIPHOOK_RETRY_DELAYS: '10s,10s,10s,10s,10s', SHIPHOOK_ATTEMPT_TIMEOUT: '5s', SHIPHOOK_DISABLE_AFTER_FAILURES: '1000000' });
