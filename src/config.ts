@@ -16,6 +16,8 @@ export interface Config {
   taskQueue: string;
   temporalCliPath?: string;
   dataDir: string;
+  /** Ports of the embedded services started by `shiphook dev`. */
+  devPorts: { postgres: number; temporal: number; temporalUi: number };
   adminToken?: string;
   /** Permit http:// and private/loopback webhook targets (dev and tests only). */
   allowInsecureWebhooks: boolean;
@@ -40,6 +42,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     taskQueue: env.SHIPHOOK_TASK_QUEUE || 'shiphook',
     temporalCliPath: env.TEMPORAL_CLI_PATH || undefined,
     dataDir: resolve(env.SHIPHOOK_DATA_DIR || '.data'),
+    devPorts: {
+      postgres: int(env.SHIPHOOK_PG_PORT, 54329, 'SHIPHOOK_PG_PORT'),
+      temporal: int(env.SHIPHOOK_TEMPORAL_PORT, 7233, 'SHIPHOOK_TEMPORAL_PORT'),
+      temporalUi: int(env.SHIPHOOK_TEMPORAL_UI_PORT, 8233, 'SHIPHOOK_TEMPORAL_UI_PORT'),
+    },
     adminToken: env.SHIPHOOK_ADMIN_TOKEN || undefined,
     allowInsecureWebhooks: env.SHIPHOOK_ALLOW_INSECURE_WEBHOOKS === 'true',
     retryDelaysMs: durations(env.SHIPHOOK_RETRY_DELAYS ?? DEFAULT_RETRY_DELAYS, 'SHIPHOOK_RETRY_DELAYS'),

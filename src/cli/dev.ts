@@ -28,9 +28,9 @@ export async function runDev(config: Config): Promise<void> {
     temporalAddress: config.temporalAddress,
     temporalCliPath: config.temporalCliPath,
     persistent: true,
-    postgresPort: Number(process.env.SHIPHOOK_PG_PORT || 54329),
-    temporalPort: Number(process.env.SHIPHOOK_TEMPORAL_PORT || 7233),
-    temporalUiPort: Number(process.env.SHIPHOOK_TEMPORAL_UI_PORT || 8233),
+    postgresPort: config.devPorts.postgres,
+    temporalPort: config.devPorts.temporal,
+    temporalUiPort: config.devPorts.temporalUi,
     ui: true,
   });
   const children: ChildProcess[] = [];
