@@ -110,4 +110,19 @@ describe('failed attempts', () => {
     expect(receiver.deliveries.length).toBeLessThanOrEqual(2);
     await receiver.close();
   });
+
+  it('a Retry-After on 503 longer than the planned delay is honoured', async () => {
+    const acct = await createAccount(sys);
+    const receiver = await startReceiver((_d, i, res) => {
+      if (i === 0) res.writeHead(503, { 'retry-after': '2' }).end();
+      else res.writeHead(200).end('ok');
+    });
+    await webhook(sys, acct.testKey, receiver.url);
+    const event = await publish(sys, acct.user.id, 'test');
+    const [first, second] = await receiver.waitFor(2, 15_000);
+    // The planned wait is 300 ms ± 20%; the receiver asked for 2 s.
+    expect(second!.at - first!.at).toBeGreaterThanOrEqual(1900);
+    await eventStatus(sys, acct.testKey, event.id, 'completed');
+    await receiver.close();
+  });
 });
