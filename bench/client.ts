@@ -52,3 +52,17 @@ export async function waitUntil(check: () => boolean, timeoutMs: number): Promis
   }
   return true;
 }
+
+/** Reads each event back through GET /v2/events/:id and tallies status and URL states. */
+export async function verifyEvents(origin: string, key: string, ids: string[], urlsPerEvent: number) {
+  const statuses: Record<string, number> = {};
+  let fullyCompleted = 0;
+  let unreadable = 0;
+  await pool(ids.length, 16, async (i) => {
+    const res = await api(origin, 'GET', `/v2/events/${ids[i]}`, { key });
+    if (res.status !== 200) { unreadable++; return; }
+    statuses[res.body.status] = (statuses[res.body.status] ?? 0) + 1;
+    if (res.body.pending_urls.length === 0 && res.body.completed_urls.length === urlsPerEvent) fullyCompleted++;
+  });
+  return { statuses, events_with_every_url_completed: fullyCompleted, unreadable };
+}

@@ -1,7 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 
 /** RSS and CPU time of processes, read from /proc (Linux). */
-const PAGE = 4096;
 const HZ = 100;
 
 export function cmdline(pid: number): string {
@@ -16,10 +15,11 @@ export function findPids(match: (cmd: string) => boolean): number[] {
   return readdirSync('/proc').filter((d) => /^\d+$/.test(d)).map(Number).filter((pid) => match(cmdline(pid)));
 }
 
+/** Resident set size in MB, from VmRSS in /proc/<pid>/status (0 once the process is gone). */
 export function rssMb(pid: number): number {
   try {
-    const statm = readFileSync(`/proc/${pid}/statm`, 'utf8').split(' ');
-    return (Number(statm[1]) * PAGE) / 1024 / 1024;
+    const kb = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return kb ? Number(kb[1]) / 1024 : 0;
   } catch {
     return 0;
   }
@@ -36,11 +36,11 @@ export function cpuSeconds(pid: number): number {
   }
 }
 
-/** Samples RSS every `everyMs`, keeping the peak per name. */
+/** Samples RSS every `everyMs`, keeping the peak per name (reads `pids` each time: a restarted process keeps its name). */
 export function peakSampler(pids: Record<string, number>, everyMs = 500) {
   const peak: Record<string, number> = Object.fromEntries(Object.keys(pids).map((k) => [k, 0]));
   const timer = setInterval(() => {
-    for (const [name, pid] of Object.entries(pids)) peak[name] = Math.max(peak[name]!, rssMb(pid));
+    for (const [name, pid] of Object.entries(pids)) peak[name] = Math.max(peak[name] ?? 0, rssMb(pid));
   }, everyMs);
   return { peak, stop: () => clearInterval(timer) };
 }

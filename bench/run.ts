@@ -2,68 +2,139 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { apiThroughput } from './api-scenario';
+import { backlog } from './backlog-scenario';
+import { burst, ceiling, latency, settle } from './delivery-scenarios';
 import { peakSampler, round } from './processes';
-import { apiThroughput, backlog, burst, ceiling, latency, type Sizes } from './scenarios';
-import { startBenchSystem } from './system';
+import { type BenchSystem, startBenchSystem } from './system';
 
 /**
  * `npm run bench [-- --quick] [--only burst,latency,api,failure,ceiling,backlog]
- *   [--events N] [--rate R] [--seconds S] [--backlog M]`
+ *   [--events N] [--rate R] [--seconds S] [--backlog M] [--backlog-delay 2m] [--backlog-fill S]`
  * Starts the system (embedded services unless DATABASE_URL/TEMPORAL_ADDRESS are
- * set) with separate api and worker processes, runs the scenarios and prints one
- * JSON document, also written to bench/results/<date>.json.
+ * set) with separate api and worker processes, runs the scenarios in order and
+ * prints one JSON document, also written to bench/results/<date>.json. Every wait
+ * is bounded, so a slow engine yields a partial result instead of a hung run.
  */
+const USAGE = 'npm run bench -- [--quick] [--only burst,latency,api,failure,ceiling,backlog] [--events N] [--rate R] [--seconds S] [--api-seconds S] [--backlog M] [--backlog-delay 2m] [--backlog-fill S]';
 const { values } = parseArgs({
   options: {
     quick: { type: 'boolean' },
     only: { type: 'string' },
-    events: { type: 'string' }, // burst size
-    rate: { type: 'string' }, // latency scenarios: events/s
-    seconds: { type: 'string' }, // latency scenarios: duration
-    backlog: { type: 'string' }, // backlog size
+    events: { type: 'string' }, // burst size (and the ceiling's)
+    rate: { type: 'string' }, // latency and failure: events/s offered
+    seconds: { type: 'string' }, // latency and failure: duration
+    'api-seconds': { type: 'string' }, // per API endpoint
+    backlog: { type: 'string' }, // backlog size M
+    'backlog-delay': { type: 'string' }, // retry delay while the backlog waits
+    'backlog-fill': { type: 'string' }, // seconds allowed for publishing the backlog and its first attempts
+    help: { type: 'boolean' },
   },
 });
+if (values.help) {
+  process.stdout.write(`${USAGE}\n`);
+  process.exit(0);
+}
 const ALL = ['burst', 'latency', 'api', 'failure', 'ceiling', 'backlog'];
-const selected = new Set(values.only ? values.only.split(',') : ALL);
-const sizes: Sizes = values.quick
-  ? { burstEvents: 200, latencyRate: 10, latencySeconds: 10, apiSeconds: 3, backlogEvents: 300 }
-  : { burstEvents: 2000, latencyRate: 20, latencySeconds: 60, apiSeconds: 10, backlogEvents: 10_000 };
-if (values.events) sizes.burstEvents = Number(values.events);
-if (values.rate) sizes.latencyRate = Number(values.rate);
-if (values.seconds) sizes.latencySeconds = Number(values.seconds);
-if (values.backlog) sizes.backlogEvents = Number(values.backlog);
+const selected = new Set(values.only ? values.only.split(',').map((s) => s.trim()) : ALL);
+for (const s of selected) if (!ALL.includes(s)) throw new Error(`unknown scenario "${s}"; one of ${ALL.join(', ')}`);
 
-// Retries are waited out on durable timers; 10 s keeps the backlog waiting long enough to measure.
-const sys = await startBenchSystem({ SHIPHOOK_RETRY_DELAYS: '10s,10s,10s,10s,10s', SHIPHOOK_ATTEMPT_TIMEOUT: '5s', SHIPHOOK_DISABLE_AFTER_FAILURES: '1000000' });
-const peak = peakSampler(sys.pids);
+const quick = values.quick === true;
+const num = (text: string | undefined, fallback: number, name: string) => {
+  if (text === undefined) return fallback;
+  const n = Number(text);
+  if (!(n > 0)) throw new Error(`--${name} must be a positive number`);
+  return n;
+};
+const sizes = {
+  burstEvents: num(values.events, quick ? 200 : 2000, 'events'),
+  latencyRate: num(values.rate, quick ? 10 : 20, 'rate'),
+  latencySeconds: num(values.seconds, quick ? 10 : 60, 'seconds'),
+  apiSeconds: num(values['api-seconds'], quick ? 3 : 10, 'api-seconds'),
+  backlogEvents: num(values.backlog, quick ? 300 : 10_000, 'backlog'),
+  backlogDelay: values['backlog-delay'] ?? (quick ? '30s' : '2m'),
+};
+// Time bounds (ms) that keep a full run near 15 minutes on 2 cores whatever the engine's speed.
+const budget = {
+  burstWait: quick ? 60_000 : 240_000,
+  latencyWait: quick ? 30_000 : 60_000,
+  settle: quick ? 30_000 : 45_000,
+  backlogFill: num(values['backlog-fill'], quick ? 60 : 120, 'backlog-fill') * 1000,
+  backlogDrain: quick ? 90_000 : 180_000,
+};
+
+// Retries of the failure scenario are waited out on durable timers; 10 s keeps it short.
+const BASE_ENV = { SHIPHOOK_RETRY_DELAYS: '10s,10s,10s,10s,10s', SHIPHOOK_ATTEMPT_TIMEOUT: '5s', SHIPHOOK_DISABLE_AFTER_FAILURES: '1000000' };
+const log = (msg: string) => process.stderr.write(`[bench] ${new Date().toISOString().slice(11, 19)} ${msg}\n`);
+
+const started = performance.now();
+let sys: BenchSystem | undefined;
+let stopping: Promise<void> | undefined;
+const stopSystem = () => (stopping ??= sys?.stop() ?? Promise.resolve());
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    log(`${signal}: stopping the system`);
+    void stopSystem().finally(() => process.exit(130));
+  });
+}
+
+sys = await startBenchSystem(BASE_ENV);
+const peak = peakSampler(sys.pids, 500);
 const results: Record<string, unknown> = {};
-const log = (msg: string) => process.stderr.write(`[bench] ${msg}\n`);
-try {
-  if (selected.has('burst')) { log('burst'); results.burst = await burst(sys, sizes.burstEvents); }
-  if (selected.has('latency')) { log('latency'); results.latency = await latency(sys, sizes.latencyRate, sizes.latencySeconds); }
-  if (selected.has('api')) { log('api'); results.api = await apiThroughput(sys, sizes.apiSeconds); }
-  if (selected.has('failure')) {
-    log('failure');
-    const failure = await latency(sys, sizes.latencyRate, sizes.latencySeconds, { failingReceiver: true });
-    const base = (results.latency as Awaited<ReturnType<typeof latency>> | undefined)?.latency_ms;
-    results.failure = { ...failure, p95_vs_latency_scenario: base ? round(failure.latency_ms.p95 / base.p95, 2) : null, within_20_percent: base ? failure.latency_ms.p95 <= base.p95 * 1.2 : null };
+const seconds: Record<string, number> = {};
+const step = async (name: string, fn: (s: BenchSystem) => Promise<unknown>) => {
+  if (!selected.has(name)) return;
+  log(name);
+  const t0 = performance.now();
+  try {
+    results[name] = await fn(sys!);
+  } catch (err) {
+    results[name] = { error: String((err as Error).stack ?? err).slice(0, 500) };
   }
-  if (selected.has('ceiling')) {
-    log('ceiling');
+  // Leftover deliveries of this scenario must not load the next one.
+  const quiet = await settle(sys!, budget.settle).catch(() => null);
+  if (quiet && quiet.still_running) log(`${quiet.still_running} deliveries still running after ${name}`);
+  seconds[name] = round((performance.now() - t0) / 1000);
+};
+
+try {
+  await step('burst', (s) => burst(s, sizes.burstEvents, budget.burstWait));
+  await step('latency', (s) => latency(s, sizes.latencyRate, sizes.latencySeconds, budget.latencyWait));
+  await step('api', (s) => apiThroughput(s, sizes.apiSeconds));
+  await step('failure', async (s) => {
+    const failure = await latency(s, sizes.latencyRate, sizes.latencySeconds, budget.latencyWait, { failingReceiver: true });
+    const base = (results.latency as { latency_ms?: { p50: number; p95: number; p99: number } } | undefined)?.latency_ms;
+    const ratio = (k: 'p50' | 'p95' | 'p99') => (base && base[k] > 0 ? round(failure.latency_ms[k] / base[k], 2) : null);
+    return {
+      ...failure,
+      vs_latency_scenario: base
+        ? { p50_ratio: ratio('p50'), p95_ratio: ratio('p95'), p99_ratio: ratio('p99'), p95_within_20_percent: failure.latency_ms.p95 <= base.p95 * 1.2 }
+        : 'run with the latency scenario to compare',
+    };
+  });
+  await step('ceiling', async () => {
     const c = await ceiling(sizes.burstEvents);
     const engine = (results.burst as { deliveries_per_second?: number } | undefined)?.deliveries_per_second;
-    results.ceiling = { ...c, engine_to_ceiling: engine ? round(engine / c.deliveries_per_second, 3) : null };
-  }
-  if (selected.has('backlog')) { log('backlog'); results.backlog = await backlog(sys, sizes.backlogEvents); }
+    return { ...c, engine_to_ceiling: engine ? round(engine / c.deliveries_per_second, 3) : 'run with the burst scenario to compare' };
+  });
+  await step('backlog', (s) => backlog(s, { events: sizes.backlogEvents, retryDelay: sizes.backlogDelay, fillMs: budget.backlogFill, ahead: quick ? 100 : 300, drainMs: Math.max(budget.backlogDrain, budget.backlogFill) }));
 } finally {
   peak.stop();
-  await sys.stop();
+  await stopSystem();
 }
 
 const doc = {
   date: new Date().toISOString(),
-  machine: { cpus: os.cpus().length, cpu: os.cpus()[0]?.model, memory_gb: round(os.totalmem() / 2 ** 30), node: process.version },
-  mode: values.quick ? 'quick' : 'full',
+  command: `npm run bench${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}`,
+  machine: { cpus: os.cpus().length, cpu: os.cpus()[0]?.model, memory_gb: round(os.totalmem() / 2 ** 30), node: process.version, load_average_1m_at_end: round(os.loadavg()[0]!, 2) },
+  mode: quick ? 'quick' : 'full',
+  sizes,
+  budgets_ms: budget,
+  services: { postgres: process.env.DATABASE_URL ? 'external' : 'embedded', temporal: process.env.TEMPORAL_ADDRESS ? 'external' : 'dev server (in-memory SQLite)' },
+  engine_env: BASE_ENV,
+  seconds_total: round((performance.now() - started) / 1000),
+  seconds_per_scenario: seconds,
+  // Sampled from /proc/<pid>/status every 500 ms over the whole run.
   peak_rss_mb: Object.fromEntries(Object.entries(peak.peak).map(([k, v]) => [k, round(v)])),
   ...results,
 };
@@ -72,3 +143,4 @@ process.stdout.write(json + '\n');
 const dir = path.resolve('bench/results');
 mkdirSync(dir, { recursive: true });
 writeFileSync(path.join(dir, `${doc.date.replace(/[:.]/g, '-')}.json`), json + '\n');
+process.exit(0);

@@ -2,6 +2,7 @@ import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { Client, Connection } from '@temporalio/client';
 import { freePort, waitForPort } from '../src/launcher/free-port';
 import { startInfrastructure } from '../src/launcher/infrastructure';
 import { stopChild } from '../src/launcher/temporal';
@@ -15,60 +16,88 @@ export interface BenchSystem {
   origin: string;
   temporalAddress: string;
   databaseUrl: string;
+  /** Mutable: `restartApi` replaces the api's pid. */
   pids: Record<string, number>;
+  /** Restarts the api with extra env (the retry schedule is fixed by the api at workflow start). */
+  restartApi(env: Record<string, string>): Promise<void>;
+  /** Delivery workflows still running (all accounts, or one user's). */
+  runningDeliveries(userId?: string): Promise<number>;
   stop(): Promise<void>;
 }
 
 export async function startBenchSystem(env: Record<string, string>): Promise<BenchSystem> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'shiphook-bench-'));
-  const infra = await startInfrastructure({
-    dataDir,
-    databaseUrl: process.env.DATABASE_URL,
-    temporalAddress: process.env.TEMPORAL_ADDRESS,
-    temporalCliPath: process.env.TEMPORAL_CLI_PATH,
-    persistent: false,
-    ui: false,
-  });
-  const port = await freePort();
-  const childEnv = {
-    ...process.env,
-    DATABASE_URL: infra.databaseUrl,
-    TEMPORAL_ADDRESS: infra.temporalAddress,
-    SHIPHOOK_ADMIN_TOKEN: ADMIN_TOKEN,
-    SHIPHOOK_ALLOW_INSECURE_WEBHOOKS: 'true',
-    SHIPHOOK_TASK_QUEUE: 'shiphook-bench',
-    LOG_LEVEL: 'warn',
-    PORT: String(port),
-    ...env,
+  const children = new Set<ChildProcess>();
+  let client: Client | undefined;
+  let infra: Awaited<ReturnType<typeof startInfrastructure>> | undefined;
+  const stop = async () => {
+    await client?.connection.close().catch(() => undefined);
+    await Promise.allSettled([...children].map((c) => stopChild(c)));
+    await infra?.stop();
+    rmSync(dataDir, { recursive: true, force: true });
   };
-  const children: ChildProcess[] = [];
   try {
+    infra = await startInfrastructure({
+      dataDir,
+      databaseUrl: process.env.DATABASE_URL,
+      temporalAddress: process.env.TEMPORAL_ADDRESS,
+      temporalCliPath: process.env.TEMPORAL_CLI_PATH,
+      persistent: false,
+      ui: false,
+    });
+    const port = await freePort();
+    const childEnv = {
+      ...process.env,
+      DATABASE_URL: infra.databaseUrl,
+      TEMPORAL_ADDRESS: infra.temporalAddress,
+      SHIPHOOK_ADMIN_TOKEN: ADMIN_TOKEN,
+      SHIPHOOK_ALLOW_INSECURE_WEBHOOKS: 'true',
+      // Its own task queue, so a shared TEMPORAL_ADDRESS never hands our tasks to another worker.
+      SHIPHOOK_TASK_QUEUE: 'shiphook-bench',
+      LOG_LEVEL: 'warn',
+      PORT: String(port),
+      ...env,
+    };
+    const track = (child: ChildProcess) => {
+      children.add(child);
+      child.once('exit', () => children.delete(child));
+      return child;
+    };
     execFileSync(process.execPath, [CLI, 'migrate'], { env: childEnv, stdio: ['ignore', 'ignore', 'inherit'] });
-    const worker = spawn(process.execPath, [CLI, 'worker'], { env: childEnv, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
-    children.push(worker);
+    const worker = track(spawn(process.execPath, [CLI, 'worker'], { env: childEnv, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] }));
     await new Promise<void>((resolve, reject) => {
       worker.on('message', (m: { ready?: boolean }) => m?.ready && resolve());
       worker.once('exit', (code) => reject(new Error(`worker exited (${code})`)));
     });
-    const api = spawn(process.execPath, [CLI, 'api'], { env: childEnv, stdio: ['ignore', 'ignore', 'inherit'] });
-    children.push(api);
-    await waitForPort(port);
+    const startApi = async (extra: Record<string, string>) => {
+      const api = track(spawn(process.execPath, [CLI, 'api'], { env: { ...childEnv, ...extra }, stdio: ['ignore', 'ignore', 'inherit'] }));
+      await waitForPort(port);
+      return api;
+    };
+    let api = await startApi({});
     const temporalPort = infra.temporalAddress.split(':').pop()!;
     const temporalPid = findPids((c) => c.includes('start-dev') && c.includes(`--port ${temporalPort}`))[0];
+    const pids: Record<string, number> = { api: api.pid!, worker: worker.pid!, ...(temporalPid ? { temporal: temporalPid } : {}) };
+    client = new Client({ connection: await Connection.connect({ address: infra.temporalAddress }), namespace: 'default' });
+    const temporal = client;
     return {
       origin: `http://127.0.0.1:${port}`,
       temporalAddress: infra.temporalAddress,
       databaseUrl: infra.databaseUrl,
-      pids: { api: api.pid!, worker: worker.pid!, ...(temporalPid ? { temporal: temporalPid } : {}) },
-      async stop() {
-        await Promise.allSettled(children.map((c) => stopChild(c)));
-        await infra.stop();
-        rmSync(dataDir, { recursive: true, force: true });
+      pids,
+      async restartApi(extra) {
+        await stopChild(api);
+        api = await startApi(extra);
+        pids.api = api.pid!;
       },
+      async runningDeliveries(userId) {
+        const byUser = userId ? ` AND ShiphookUserId = "${userId}"` : '';
+        return (await temporal.workflow.count(`WorkflowType = "deliverEvent" AND ExecutionStatus = "Running"${byUser}`)).count;
+      },
+      stop,
     };
   } catch (err) {
-    await Promise.allSettled(children.map((c) => stopChild(c)));
-    await infra.stop();
+    await stop();
     throw err;
   }
 }

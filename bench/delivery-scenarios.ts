@@ -1,0 +1,121 @@
+import { Agent, request } from 'undici';
+import { deliveryBody } from '../src/domain/signature';
+import { account, addWebhook, EVENT_RESULT, pool, publish, verifyEvents, waitUntil } from './client';
+import { round } from './processes';
+import { percentiles, startBenchReceiver } from './receivers';
+import type { BenchSystem } from './system';
+
+async function threeReceivers(sys: BenchSystem, name: string) {
+  const acct = await account(sys.origin, name);
+  const receivers = await Promise.all([startBenchReceiver(), startBenchReceiver(), startBenchReceiver()]);
+  for (const r of receivers) await addWebhook(sys.origin, acct.testKey, r.url);
+  return { acct, receivers };
+}
+
+/** 1. Burst: N events as fast as the operator API accepts them (32 in flight), 3 webhooks each. */
+export async function burst(sys: BenchSystem, n: number, waitMs: number) {
+  const { acct, receivers } = await threeReceivers(sys, 'burst');
+  const t0 = performance.now();
+  const ids: string[] = [];
+  await pool(n, 32, async () => { ids.push(await publish(sys.origin, acct.userId)); });
+  const publishSeconds = (performance.now() - t0) / 1000;
+  const done = await waitUntil(() => receivers.every((r) => r.acknowledged.size >= n), waitMs);
+  const allSeconds = (performance.now() - t0) / 1000;
+  // The last attempts record their outcome after the receiver answered: wait for the runs to end.
+  const settled = await settle(sys, 30_000, acct.userId);
+  const verified = await verifyEvents(sys.origin, acct.testKey, ids, 3);
+  await Promise.all(receivers.map((r) => r.close()));
+  const acked = Math.min(...receivers.map((r) => ids.filter((id) => r.acknowledged.has(id)).length));
+  return {
+    events: n,
+    webhooks: 3,
+    publish_per_second: round(n / publishSeconds),
+    all_acknowledged: done,
+    seconds_until_all_acknowledged: done ? round(allSeconds, 2) : null,
+    events_per_second_end_to_end: round(acked / allSeconds),
+    deliveries_per_second: round(receivers.reduce((s, r) => s + r.acknowledged.size, 0) / allSeconds),
+    not_acknowledged_by_some_receiver: n - acked,
+    duplicate_requests: receivers.reduce((s, r) => s + r.requests, 0) - 3 * n,
+    workflows_finished: settled,
+    // GET /v2/events/:id for every event: status and pending/completed URLs as the API reports them.
+    api_view: verified,
+  };
+}
+
+/**
+ * 2. and 4. Steady offered load; latency from the publisher's send time to the
+ * receiver's first sight of the event id, per healthy receiver. With `failingReceiver`
+ * the third receiver answers 500 throughout; it recovers afterwards so the retries drain.
+ */
+export async function latency(sys: BenchSystem, rate: number, seconds: number, waitMs: number, opts: { failingReceiver?: boolean } = {}) {
+  const { acct, receivers } = await threeReceivers(sys, opts.failingReceiver ? 'failure' : 'latency');
+  const failing = opts.failingReceiver ? receivers[2]! : undefined;
+  if (failing) failing.failWith = 500;
+  const healthy = receivers.filter((r) => r !== failing);
+  const sentAt = new Map<string, number>();
+  const total = Math.round(rate * seconds);
+  const t0 = performance.now();
+  const inflight = new Set<Promise<void>>();
+  let publishErrors = 0;
+  for (let i = 0; i < total; i++) {
+    const wait = t0 + (i * 1000) / rate - performance.now();
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    if (inflight.size >= 256) await Promise.race(inflight); // never more than 256 open publishes
+    const started = performance.timeOrigin + performance.now();
+    const p: Promise<void> = publish(sys.origin, acct.userId).then((id) => void sentAt.set(id, started), () => void publishErrors++).finally(() => inflight.delete(p));
+    inflight.add(p);
+  }
+  await Promise.all(inflight);
+  const publishSeconds = (performance.now() - t0) / 1000;
+  const allReceived = await waitUntil(() => healthy.every((r) => r.firstSeen.size >= sentAt.size), waitMs);
+  const samples: number[] = [];
+  for (const r of healthy) for (const [id, at] of r.firstSeen) if (sentAt.has(id)) samples.push(at - sentAt.get(id)!);
+  const failingRequests = failing?.requests;
+  if (failing) failing.failWith = null;
+  const settled = await settle(sys, 60_000, acct.userId);
+  await Promise.all(receivers.map((r) => r.close()));
+  return {
+    offered_events_per_second: rate,
+    seconds,
+    events: total,
+    achieved_publish_per_second: round(sentAt.size / publishSeconds),
+    publish_errors: publishErrors,
+    healthy_receivers: healthy.length,
+    latency_ms: percentiles(samples),
+    all_received_within_wait: allReceived,
+    not_received_within_wait: sentAt.size * healthy.length - samples.length,
+    ...(failing ? { requests_to_failing_receiver: failingRequests } : {}),
+    workflows_finished_after: settled,
+  };
+}
+
+/** 5. The HTTP ceiling: the same receiver code hit directly by undici from one process, same body. */
+export async function ceiling(n: number) {
+  const receivers = await Promise.all([startBenchReceiver(), startBenchReceiver(), startBenchReceiver()]);
+  const agent = new Agent({ connections: 64, keepAliveTimeout: 30_000 });
+  const body = deliveryBody({ id: 'evt_x', object: 'Event', mode: 'test', description: 'tracker.updated', previous_attributes: { status: 'pre_transit' }, result: EVENT_RESULT, status: 'in_queue', pending_urls: receivers.map((r) => r.url), completed_urls: [] });
+  const t0 = performance.now();
+  await pool(3 * n, 64, async (i) => {
+    const r = receivers[i % 3]!;
+    const res = await request(r.url, { method: 'POST', body, headers: { 'content-type': 'application/json', 'webhook-id': `evt_${i}` }, dispatcher: agent });
+    await res.body.dump();
+  });
+  const seconds = (performance.now() - t0) / 1000;
+  await Promise.all(receivers.map((r) => r.close()));
+  await agent.close();
+  return { deliveries: 3 * n, body_bytes: Buffer.byteLength(body), concurrency: 64, deliveries_per_second: round((3 * n) / seconds) };
+}
+
+/**
+ * Waits (bounded) until no delivery workflow is running, so one scenario's leftovers
+ * do not load the next. Returns the seconds it took, or null when the bound was hit.
+ */
+export async function settle(sys: BenchSystem, timeoutMs: number, userId?: string): Promise<{ seconds: number | null; still_running: number }> {
+  const t0 = performance.now();
+  for (;;) {
+    const running = await sys.runningDeliveries(userId);
+    if (running === 0) return { seconds: round((performance.now() - t0) / 1000, 1), still_running: 0 };
+    if (performance.now() - t0 > timeoutMs) return { seconds: null, still_running: running };
+    await new Promise((r) => setTimeout(r, 500));
+  }
+}
