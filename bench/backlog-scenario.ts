@@ -52,11 +52,12 @@ export async function backlog(sys: BenchSystem, opts: BacklogOptions) {
     const waiting = await usageOver(sys.pids, 10_000);
     const retriesWhileMeasuring = receiver.requests - requestsBefore;
 
+    const ackedBefore = receiver.acknowledged.size; // 0 unless the receiver is broken
     receiver.failWith = null;
     const r0 = performance.now();
     let firstAckSeconds: number | null = null;
     const drained = await waitUntil(() => {
-      if (firstAckSeconds === null && receiver.acknowledged.size > 0) firstAckSeconds = (performance.now() - r0) / 1000;
+      if (firstAckSeconds === null && receiver.acknowledged.size > ackedBefore) firstAckSeconds = (performance.now() - r0) / 1000;
       return ids.every((id) => receiver.acknowledged.has(id));
     }, opts.drainMs);
     const drainSeconds = (performance.now() - r0) / 1000;
@@ -72,6 +73,7 @@ export async function backlog(sys: BenchSystem, opts: BacklogOptions) {
       open_workflows_while_waiting: open,
       while_waiting_10s: waiting,
       retry_requests_during_those_10s: retriesWhileMeasuring,
+      acknowledged_before_recovery: ackedBefore,
       drained_within_budget: drained,
       // The first retries after recovery wait for their timers (up to retry_delay + 20% jitter).
       seconds_to_first_ack_after_recovery: firstAckSeconds === null ? null : round(firstAckSeconds, 1),
