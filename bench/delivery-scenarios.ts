@@ -1,6 +1,7 @@
 import { Agent, request } from 'undici';
 import { deliveryBody } from '../src/domain/signature';
 import { account, addWebhook, EVENT_RESULT, pool, publish, verifyEvents, waitUntil } from './client';
+import { startCostMeter } from './cost';
 import { round } from './processes';
 import { percentiles, startBenchReceiver } from './receivers';
 import type { BenchSystem } from './system';
@@ -15,6 +16,7 @@ async function threeReceivers(sys: BenchSystem, name: string) {
 /** 1. Burst: N events as fast as the operator API accepts them (32 in flight), 3 webhooks each. */
 export async function burst(sys: BenchSystem, n: number, waitMs: number) {
   const { acct, receivers } = await threeReceivers(sys, 'burst');
+  const meter = await startCostMeter(sys);
   const t0 = performance.now();
   const ids: string[] = [];
   await pool(n, 32, async () => { ids.push(await publish(sys.origin, acct.userId)); });
@@ -23,6 +25,7 @@ export async function burst(sys: BenchSystem, n: number, waitMs: number) {
   const allSeconds = (performance.now() - t0) / 1000;
   // The last attempts record their outcome after the receiver answered: wait for the runs to end.
   const settled = await settle(sys, 30_000, acct.userId);
+  const cost = await meter.stop(n, ids[0]);
   const verified = await verifyEvents(sys.origin, acct.testKey, ids, 3);
   await Promise.all(receivers.map((r) => r.close()));
   const acked = Math.min(...receivers.map((r) => ids.filter((id) => r.acknowledged.has(id)).length));
@@ -39,6 +42,8 @@ export async function burst(sys: BenchSystem, n: number, waitMs: number) {
     workflows_finished: settled,
     // GET /v2/events/:id for every event: status and pending/completed URLs as the API reports them.
     api_view: verified,
+    // Publishing, delivering and settling, divided by the events.
+    cost,
   };
 }
 

@@ -15,6 +15,24 @@ export function findPids(match: (cmd: string) => boolean): number[] {
   return readdirSync('/proc').filter((d) => /^\d+$/.test(d)).map(Number).filter((pid) => match(cmdline(pid)));
 }
 
+/** `pid` and every process below it (PostgreSQL's backends, for instance). */
+export function descendants(pid: number): number[] {
+  const children = new Map<number, number[]>();
+  for (const d of readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const stat = readFileSync(`/proc/${d}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      children.set(ppid, [...(children.get(ppid) ?? []), Number(d)]);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  const out = [pid];
+  for (let i = 0; i < out.length; i++) out.push(...(children.get(out[i]!) ?? []));
+  return out;
+}
+
 /** Resident set size in MB, from VmRSS in /proc/<pid>/status (0 once the process is gone). */
 export function rssMb(pid: number): number {
   try {

@@ -2,26 +2,28 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { apiThroughput } from './api-scenario';
 import { backlog } from './backlog-scenario';
 import { burst, ceiling, latency, settle } from './delivery-scenarios';
+import { floor } from './floor-scenario';
 import { peakSampler, round } from './processes';
 import { type BenchSystem, startBenchSystem } from './system';
 
 /**
- * `npm run bench [-- --quick] [--only burst,latency,api,failure,ceiling,backlog]
+ * `npm run bench [-- --quick] [--only floor,burst,latency,api,failure,ceiling,backlog]
  *   [--events N] [--rate R] [--seconds S] [--backlog M] [--backlog-delay 2m] [--backlog-fill S]`
  * Starts the system (embedded services unless DATABASE_URL/TEMPORAL_ADDRESS are
  * set) with separate api and worker processes, runs the scenarios in order and
  * prints one JSON document, also written to bench/results/<date>.json. Every wait
  * is bounded, so a slow engine yields a partial result instead of a hung run.
  */
-const USAGE = 'npm run bench -- [--quick] [--only burst,latency,api,failure,ceiling,backlog] [--events N] [--rate R] [--seconds S] [--api-seconds S] [--backlog M] [--backlog-delay 2m] [--backlog-fill S]';
+const USAGE = 'npm run bench -- [--quick] [--only floor,burst,latency,api,failure,ceiling,backlog] [--events N] [--rate R] [--seconds S] [--api-seconds S] [--backlog M] [--backlog-delay 2m] [--backlog-fill S]';
 const { values } = parseArgs({
   options: {
     quick: { type: 'boolean' },
     only: { type: 'string' },
-    events: { type: 'string' }, // burst size (and the ceiling's)
+    events: { type: 'string' }, // burst size (and the floor's and the ceiling's)
     rate: { type: 'string' }, // latency and failure: events/s offered
     seconds: { type: 'string' }, // latency and failure: duration
     'api-seconds': { type: 'string' }, // per API endpoint
@@ -35,7 +37,7 @@ if (values.help) {
   process.stdout.write(`${USAGE}\n`);
   process.exit(0);
 }
-const ALL = ['burst', 'latency', 'api', 'failure', 'ceiling', 'backlog'];
+const ALL = ['floor', 'burst', 'latency', 'api', 'failure', 'ceiling', 'backlog'];
 const selected = new Set(values.only ? values.only.split(',').map((s) => s.trim()) : ALL);
 for (const s of selected) if (!ALL.includes(s)) throw new Error(`unknown scenario "${s}"; one of ${ALL.join(', ')}`);
 
@@ -66,6 +68,9 @@ const budget = {
 // Retries of the failure scenario are waited out on durable timers; 10 s keeps it short.
 const BASE_ENV = { SHIPHOOK_RETRY_DELAYS: '10s,10s,10s,10s,10s', SHIPHOOK_ATTEMPT_TIMEOUT: '5s', SHIPHOOK_DISABLE_AFTER_FAILURES: '1000000' };
 const log = (msg: string) => process.stderr.write(`[bench] ${new Date().toISOString().slice(11, 19)} ${msg}\n`);
+
+// The floor scenario runs a worker in this process: its SDK logs only from WARN up.
+Runtime.install({ logger: new DefaultLogger('WARN') });
 
 const started = performance.now();
 let sys: BenchSystem | undefined;
@@ -98,7 +103,12 @@ const step = async (name: string, fn: (s: BenchSystem) => Promise<unknown>) => {
 };
 
 try {
-  await step('burst', (s) => burst(s, sizes.burstEvents, budget.burstWait));
+  await step('floor', (s) => floor(s, sizes.burstEvents, budget.burstWait));
+  await step('burst', async (s) => {
+    const b = await burst(s, sizes.burstEvents, budget.burstWait);
+    const floorRate = (results.floor as { workflows_per_second?: number } | undefined)?.workflows_per_second;
+    return { ...b, engine_to_floor: floorRate ? round(b.events_per_second_end_to_end / floorRate, 2) : 'run with the floor scenario to compare' };
+  });
   await step('latency', (s) => latency(s, sizes.latencyRate, sizes.latencySeconds, budget.latencyWait));
   await step('api', (s) => apiThroughput(s, sizes.apiSeconds));
   await step('failure', async (s) => {

@@ -16,8 +16,11 @@ export interface BenchSystem {
   origin: string;
   temporalAddress: string;
   databaseUrl: string;
+  temporal: Client;
   /** Mutable: `restartApi` replaces the api's pid. */
   pids: Record<string, number>;
+  /** The embedded PostgreSQL server (its backends are its children); unset for an external one. */
+  postgresPid?: number;
   /** Restarts the api with extra env (the retry schedule is fixed by the api at workflow start). */
   restartApi(env: Record<string, string>): Promise<void>;
   /** Delivery workflows still running (all accounts, or one user's). */
@@ -44,6 +47,7 @@ export async function startBenchSystem(env: Record<string, string>): Promise<Ben
       temporalCliPath: process.env.TEMPORAL_CLI_PATH,
       persistent: false,
       ui: false,
+      statementStats: true,
     });
     const port = await freePort();
     const childEnv = {
@@ -77,6 +81,8 @@ export async function startBenchSystem(env: Record<string, string>): Promise<Ben
     let api = await startApi({});
     const temporalPort = infra.temporalAddress.split(':').pop()!;
     const temporalPid = findPids((c) => c.includes('start-dev') && c.includes(`--port ${temporalPort}`))[0];
+    const pgPort = new URL(infra.databaseUrl).port;
+    const postgresPid = infra.started.postgres ? findPids((c) => /\/postgres .*-p /.test(c) && c.includes(`-p ${pgPort}`))[0] : undefined;
     const pids: Record<string, number> = { api: api.pid!, worker: worker.pid!, ...(temporalPid ? { temporal: temporalPid } : {}) };
     client = new Client({ connection: await Connection.connect({ address: infra.temporalAddress }), namespace: 'default' });
     const temporal = client;
@@ -84,7 +90,9 @@ export async function startBenchSystem(env: Record<string, string>): Promise<Ben
       origin: `http://127.0.0.1:${port}`,
       temporalAddress: infra.temporalAddress,
       databaseUrl: infra.databaseUrl,
+      temporal,
       pids,
+      postgresPid,
       async restartApi(extra) {
         await stopChild(api);
         api = await startApi(extra);

@@ -22,6 +22,8 @@ export interface InfrastructureOptions {
   temporalPort?: number;
   temporalUiPort?: number;
   ui: boolean;
+  /** Embedded PostgreSQL only: load pg_stat_statements. */
+  statementStats?: boolean;
 }
 
 /**
@@ -31,7 +33,7 @@ export interface InfrastructureOptions {
  */
 export async function startInfrastructure(opts: InfrastructureOptions): Promise<Infrastructure> {
   const [postgres, temporal] = await Promise.all([
-    opts.databaseUrl ? undefined : startEmbeddedPostgres(opts.dataDir, { port: opts.postgresPort, persistent: opts.persistent }),
+    opts.databaseUrl ? undefined : startEmbeddedPostgres(opts.dataDir, { port: opts.postgresPort, persistent: opts.persistent, statementStats: opts.statementStats }),
     opts.temporalAddress
       ? undefined
       : startDevTemporal({

@@ -26,7 +26,14 @@ export interface EmbeddedDatabase {
  * `postgres` user, and the data directory is made writable for it.
  * With `persistent: false` the data is removed on stop (tests).
  */
-export async function startEmbeddedPostgres(dir: string, opts: { port?: number; persistent?: boolean } = {}): Promise<EmbeddedDatabase> {
+export interface EmbeddedPostgresOptions {
+  port?: number;
+  persistent?: boolean;
+  /** Load pg_stat_statements (benchmarks count SQL statements per delivered event). */
+  statementStats?: boolean;
+}
+
+export async function startEmbeddedPostgres(dir: string, opts: EmbeddedPostgresOptions = {}): Promise<EmbeddedDatabase> {
   const port = opts.port ?? (await freePort());
   const databaseDir = path.resolve(dir, 'postgres');
   await fs.mkdir(path.dirname(databaseDir), { recursive: true });
@@ -42,7 +49,11 @@ export async function startEmbeddedPostgres(dir: string, opts: { port?: number; 
     createPostgresUser: process.getuid?.() === 0,
     onLog: () => undefined,
     onError: () => undefined,
-    postgresFlags: ['-c', 'max_connections=200', '-c', 'fsync=' + (opts.persistent === false ? 'off' : 'on')],
+    postgresFlags: [
+      '-c', 'max_connections=200',
+      '-c', 'fsync=' + (opts.persistent === false ? 'off' : 'on'),
+      ...(opts.statementStats ? ['-c', 'shared_preload_libraries=pg_stat_statements'] : []),
+    ],
   });
   if (!existsSync(path.join(databaseDir, 'PG_VERSION'))) await server.initialise();
   await server.start();

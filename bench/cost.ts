@@ -1,0 +1,77 @@
+import type { Client } from '@temporalio/client';
+import pg from 'pg';
+import { cpuSeconds, descendants, round } from './processes';
+import type { BenchSystem } from './system';
+
+/**
+ * Where a delivered event's time goes: CPU per process, SQL statements
+ * (pg_stat_statements, when the server has it loaded) and the Temporal history of
+ * one event's workflow. Measured around a scenario and divided by its events.
+ */
+export interface CostMeter {
+  stop(events: number, sampleEventId?: string): Promise<Record<string, unknown>>;
+}
+
+export async function startCostMeter(sys: BenchSystem): Promise<CostMeter> {
+  const db = new pg.Client({ connectionString: sys.databaseUrl });
+  await db.connect();
+  const statements = await db
+    .query('create extension if not exists pg_stat_statements')
+    .then(() => db.query('select pg_stat_statements_reset()'))
+    .then(() => true, () => false); // not loaded (an external DATABASE_URL): CPU and history only
+  const cpuBefore = cpuByProcess(sys);
+  return {
+    async stop(events, sampleEventId) {
+      const cpuAfter = cpuByProcess(sys);
+      const cpuMs: Record<string, number> = {};
+      for (const [name, seconds] of Object.entries(cpuAfter)) cpuMs[name] = round(((seconds - (cpuBefore[name] ?? 0)) * 1000) / events, 2);
+      cpuMs.total = round(Object.values(cpuMs).reduce((a, b) => a + b, 0), 2);
+      const sql = statements ? await statementsPerEvent(db, events) : 'pg_stat_statements is not loaded';
+      await db.end();
+      return {
+        cpu_ms_per_event: cpuMs,
+        sql_per_event: sql,
+        temporal_history_of_one_event: sampleEventId ? await historyShape(sys.temporal, sampleEventId) : undefined,
+      };
+    },
+  };
+}
+
+/** CPU seconds so far of each part of the system (PostgreSQL: the server and its backends). */
+function cpuByProcess(sys: BenchSystem): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [name, pid] of Object.entries(sys.pids)) out[name] = cpuSeconds(pid);
+  if (sys.postgresPid) out.postgres = descendants(sys.postgresPid).reduce((s, p) => s + cpuSeconds(p), 0);
+  out.bench = cpuSeconds(process.pid); // publisher, receivers, this meter
+  return out;
+}
+
+async function statementsPerEvent(db: pg.Client, events: number) {
+  const { rows } = await db.query<{ query: string; calls: string }>(
+    `select s.query, s.calls from pg_stat_statements s join pg_database d on d.oid = s.dbid
+     where d.datname = current_database() and s.query not ilike '%pg_stat_statements%' order by s.calls desc`,
+  );
+  const total = rows.reduce((s, r) => s + Number(r.calls), 0);
+  return {
+    statements: round(total / events, 2),
+    by_statement: rows.slice(0, 8).map((r) => ({ per_event: round(Number(r.calls) / events, 2), sql: r.query.replace(/\s+/g, ' ').slice(0, 110) })),
+  };
+}
+
+/** Event counts of one delivery workflow's history: what the Temporal server stored for it. */
+export async function historyShape(temporal: Client, workflowId: string) {
+  const history = await temporal.workflow.getHandle(workflowId).fetchHistory();
+  const counts: Record<string, number> = {};
+  for (const e of history.events ?? []) {
+    const type = Object.keys(e).find((k) => k.endsWith('EventAttributes'))?.replace(/EventAttributes$/, '') ?? 'unknown';
+    counts[type] = (counts[type] ?? 0) + 1;
+  }
+  return {
+    events: history.events?.length ?? 0,
+    workflow_tasks: counts.workflowTaskCompleted ?? 0,
+    activities: counts.activityTaskScheduled ?? 0,
+    local_activities: counts.markerRecorded ?? 0,
+    timers: counts.timerStarted ?? 0,
+    search_attribute_upserts: counts.upsertWorkflowSearchAttributes ?? 0,
+  };
+}
