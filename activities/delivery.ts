@@ -1,33 +1,39 @@
 import type { Client } from '@temporalio/client';
 import type { Config } from '../src/config';
 import type { Db } from '../src/db/database';
+import type { EventStatus } from '../src/db/tables/events';
 import { send, type SendResult } from '../src/delivery/send';
 import { RESERVED_HEADERS } from '../src/domain/custom-headers';
-import { eventDelivery, eventUrls, lockEvent, refreshEventStatus } from '../src/domain/events';
-import { recordPayload } from '../src/domain/payloads';
+import { type AttemptContext, type AttemptRecord, type DeliveryWithWebhook, loadAttempt, recordAttempts } from '../src/domain/event-deliveries';
+import { eventDelivery } from '../src/domain/events';
 import { deliveryBody, signature } from '../src/domain/signature';
 import { assertDeliverableAddress, basicAuthFromUrl, maskUrl } from '../src/domain/webhook-url';
-import { disableWebhook } from '../src/domain/webhooks';
-import type { DeliveryState, EventStatus } from '../src/db/tables/events';
+import { clearFailing, disableWebhook, markFailing } from '../src/domain/webhooks';
 import { healthWorkflowId } from '../src/temporal/task-queue';
-import type { HealthInput, HealthReport } from '../workflows/webhook-health';
 import { VERSION } from '../src/version';
+import type { DeliveryTarget } from '../workflows/deliver-event';
+import type { HealthInput, HealthReport } from '../workflows/webhook-health';
 
 export interface AttemptInput {
   eventId: string;
-  webhookId: string;
-  /** Masked target, for operators reading the history in the Temporal UI. */
-  url: string;
+  /** The webhooks to attempt now (URLs masked: the input is visible in the Temporal UI). */
+  targets: DeliveryTarget[];
   attempt: number;
   /** No attempts are left after this one. */
   final: boolean;
 }
 
-export type AttemptOutcome =
-  | { outcome: 'delivered'; status: EventStatus }
-  | { outcome: 'failed'; status: EventStatus; responseCode: number; retryAfterMs?: number }
+export type TargetOutcome =
+  | { webhookId: string; outcome: 'delivered' }
+  | { webhookId: string; outcome: 'failed'; responseCode: number; retryAfterMs?: number }
   /** 410 Gone, or the webhook was disabled or deleted: no further attempts. */
-  | { outcome: 'stopped'; status: EventStatus; reason: string };
+  | { webhookId: string; outcome: 'stopped'; reason: string };
+
+export interface AttemptResult {
+  /** The event status after this attempt's outcomes were recorded. */
+  status: EventStatus;
+  outcomes: TargetOutcome[];
+}
 
 export interface DeliveryDeps {
   config: Config;
@@ -36,6 +42,8 @@ export interface DeliveryDeps {
 }
 
 const MAX_RETRY_AFTER_MS = 60 * 60 * 1000;
+/** Outcomes that arrive within this long of each other are recorded in one transaction. */
+const GATHER_MS = 100;
 
 export function createDeliveryActivities({ config, db, temporal }: DeliveryDeps) {
   /** Reports an attempt to the webhook's long-lived health workflow (created on first report). */
@@ -51,62 +59,38 @@ export function createDeliveryActivities({ config, db, temporal }: DeliveryDeps)
     });
   }
 
-  /** Ends a delivery (state) and refreshes the event status, under the event's lock. */
-  async function settle(eventId: string, webhookId: string, state: DeliveryState, countAttempt: boolean, payload?: Parameters<typeof recordPayload>[1]) {
-    return db.transaction().execute(async (trx) => {
-      await lockEvent(trx, eventId);
-      if (payload) await recordPayload(trx, payload);
-      await trx
-        .updateTable('event_deliveries')
-        .set((eb) => ({ state, updated_at: new Date(), attempts: countAttempt ? eb('attempts', '+', 1) : eb.ref('attempts') }))
-        .where('event_id', '=', eventId)
-        .where('webhook_id', '=', webhookId)
-        .execute();
-      return refreshEventStatus(trx, eventId);
-    });
-  }
+  /** One POST to one target; its outcome goes to the recorder as soon as the answer is in. */
+  async function attemptOne(ctx: AttemptContext, body: string, delivery: DeliveryWithWebhook, input: AttemptInput, record: (r: AttemptRecord) => void): Promise<TargetOutcome> {
+    const { webhookId } = delivery;
+    const hook = delivery.webhook;
+    if (!hook || hook.deletedAt || hook.disabledAt) {
+      record({ webhookId, state: 'failed' });
+      return { webhookId, outcome: 'stopped', reason: !hook || hook.deletedAt ? 'webhook deleted' : 'webhook disabled' };
+    }
+    const { url, authorization } = basicAuthFromUrl(delivery.url);
+    const headers: Record<string, string> = {};
+    for (const h of hook.customHeaders) if (!RESERVED_HEADERS.has(h.name.toLowerCase())) headers[h.name] = h.value;
+    headers['Content-Type'] = 'application/json';
+    headers['Accept'] = 'application/json';
+    headers['User-Agent'] = `shiphook/${VERSION}`;
+    headers['webhook-id'] = ctx.event.id;
+    if (hook.secret) headers['X-Hmac-Signature'] = signature(body, hook.secret);
+    if (authorization) headers['Authorization'] = authorization;
 
-  return {
-    /** One delivery attempt of one event to one webhook. */
-    async attemptDelivery(input: AttemptInput): Promise<AttemptOutcome> {
-      const { eventId, webhookId } = input;
-      const [event, delivery, hook] = await Promise.all([
-        db.selectFrom('events').selectAll().where('id', '=', eventId).executeTakeFirst(),
-        db.selectFrom('event_deliveries').selectAll().where('event_id', '=', eventId).where('webhook_id', '=', webhookId).executeTakeFirst(),
-        db.selectFrom('webhooks').selectAll().where('id', '=', webhookId).executeTakeFirst(),
-      ]);
-      if (!event || !delivery) return { outcome: 'stopped', status: event?.status ?? 'failed', reason: 'event or delivery not found' };
-      // Already acknowledged (a retried activity, or a duplicate run): never deliver twice.
-      if (delivery.state === 'completed') return { outcome: 'delivered', status: event.status };
-      if (!hook || hook.deleted_at || hook.disabled_at) {
-        const status = await settle(eventId, webhookId, 'failed', false);
-        return { outcome: 'stopped', status, reason: hook?.deleted_at || !hook ? 'webhook deleted' : 'webhook disabled' };
-      }
-
-      const body = deliveryBody(eventDelivery(event, await eventUrls(db, eventId)));
-      const { url, authorization } = basicAuthFromUrl(delivery.url);
-      const headers: Record<string, string> = {};
-      for (const h of hook.custom_headers) if (!RESERVED_HEADERS.has(h.name.toLowerCase())) headers[h.name] = h.value;
-      headers['Content-Type'] = 'application/json';
-      headers['Accept'] = 'application/json';
-      headers['User-Agent'] = `shiphook/${VERSION}`;
-      headers['webhook-id'] = eventId;
-      if (hook.webhook_secret) headers['X-Hmac-Signature'] = signature(body, hook.webhook_secret);
-      if (authorization) headers['Authorization'] = authorization;
-
-      let result: SendResult;
-      try {
-        await assertDeliverableAddress(delivery.url, config);
-        result = await send(url, headers, body, config.attemptTimeoutMs);
-      } catch (err) {
-        result = { status: 0, headers: {}, body: '', totalTimeMs: 0, error: (err as Error).message };
-      }
-
-      const ok = result.status >= 200 && result.status < 300;
-      const gone = result.status === 410;
-      const state: DeliveryState = ok ? 'completed' : gone || input.final ? 'failed' : 'pending';
-      const status = await settle(eventId, webhookId, state, true, {
-        eventId,
+    let result: SendResult;
+    try {
+      await assertDeliverableAddress(delivery.url, config);
+      result = await send(url, headers, body, config.attemptTimeoutMs);
+    } catch (err) {
+      result = { status: 0, headers: {}, body: '', totalTimeMs: 0, error: (err as Error).message };
+    }
+    const ok = result.status >= 200 && result.status < 300;
+    const gone = result.status === 410;
+    record({
+      webhookId,
+      state: ok ? 'completed' : gone || input.final ? 'failed' : 'pending',
+      payload: {
+        eventId: ctx.event.id,
         webhookId,
         requestUrl: maskUrl(delivery.url),
         requestHeaders: authorization ? { ...headers, Authorization: 'Basic ***' } : headers,
@@ -115,22 +99,52 @@ export function createDeliveryActivities({ config, db, temporal }: DeliveryDeps)
         responseHeaders: result.headers,
         responseBody: result.error ? `shiphook: ${result.error}` : result.body,
         totalTime: result.totalTimeMs,
-      });
+      },
+    });
+    if (ok) return { webhookId, outcome: 'delivered' };
+    if (gone) return { webhookId, outcome: 'stopped', reason: '410 Gone: webhook disabled' };
+    return { webhookId, outcome: 'failed', responseCode: result.status, retryAfterMs: retryAfter(result) };
+  }
 
-      if (ok) {
-        if (hook.failing_since) {
-          await db.updateTable('webhooks').set({ failing_since: null }).where('id', '=', webhookId).execute();
-          await reportHealth(webhookId, { ok: true, at: Date.now() });
-        }
-        return { outcome: 'delivered', status };
-      }
-      if (gone) {
-        await disableWebhook(db, webhookId, new Date());
-        return { outcome: 'stopped', status, reason: '410 Gone: webhook disabled' };
-      }
-      if (!hook.failing_since) await db.updateTable('webhooks').set({ failing_since: new Date() }).where('id', '=', webhookId).where('failing_since', 'is', null).execute();
+  /** What follows a recorded outcome for the webhook's health: failing_since, reports, 410. */
+  async function followUp(outcome: TargetOutcome, delivery: DeliveryWithWebhook | undefined): Promise<void> {
+    const { webhookId } = outcome;
+    if (outcome.outcome === 'delivered' && delivery?.webhook?.failingSince) {
+      await clearFailing(db, webhookId);
+      await reportHealth(webhookId, { ok: true, at: Date.now() });
+    } else if (outcome.outcome === 'failed') {
+      if (!delivery?.webhook?.failingSince) await markFailing(db, webhookId, new Date());
       await reportHealth(webhookId, { ok: false, at: Date.now() });
-      return { outcome: 'failed', status, responseCode: result.status, retryAfterMs: retryAfter(result) };
+    } else if (outcome.outcome === 'stopped' && outcome.reason.startsWith('410')) {
+      await disableWebhook(db, webhookId, new Date());
+    }
+  }
+
+  return {
+    /**
+     * One attempt of one event to some of its webhooks, in parallel: all of them for
+     * the first attempt (run as a local activity), one for each retry.
+     */
+    async attemptDeliveries(input: AttemptInput): Promise<AttemptResult> {
+      const ctx = await loadAttempt(db, input.eventId);
+      if (!ctx) {
+        return { status: 'failed', outcomes: input.targets.map((t) => ({ webhookId: t.webhookId, outcome: 'stopped', reason: 'event not found' })) };
+      }
+      const body = deliveryBody(eventDelivery(ctx.event, ctx.urls));
+      const toSend: DeliveryWithWebhook[] = [];
+      const outcomes: TargetOutcome[] = [];
+      for (const { webhookId } of input.targets) {
+        const delivery = ctx.deliveries.get(webhookId);
+        if (!delivery) outcomes.push({ webhookId, outcome: 'stopped', reason: 'no delivery for this webhook' });
+        // Already acknowledged (a retried activity, or a duplicate run): never deliver twice.
+        else if (delivery.state === 'completed') outcomes.push({ webhookId, outcome: 'delivered' });
+        else toSend.push(delivery);
+      }
+      const recorder = outcomeRecorder((batch) => recordAttempts(db, input.eventId, batch), toSend.length);
+      outcomes.push(...(await Promise.all(toSend.map((d) => attemptOne(ctx, body, d, input, recorder.add)))));
+      const status = (await recorder.done()) ?? ctx.event.status;
+      await Promise.all(outcomes.map((o) => followUp(o, ctx.deliveries.get(o.webhookId))));
+      return { status, outcomes };
     },
 
     /** Called by the health workflow when failures are sustained. */
@@ -146,4 +160,36 @@ export function createDeliveryActivities({ config, db, temporal }: DeliveryDeps)
     const ms = /^\d+$/.test(value) ? Number(value) * 1000 : Date.parse(value) - Date.now();
     return Number.isFinite(ms) && ms > 0 ? Math.min(ms, MAX_RETRY_AFTER_MS) : undefined;
   }
+}
+
+/**
+ * Records outcomes in as few transactions as possible without holding a fast
+ * answer back for a slow one: what arrives within GATHER_MS of the first unrecorded
+ * outcome is recorded together, and everything at once when all are in. Batches
+ * are recorded one after another; `done` gives the status after the last one.
+ */
+function outcomeRecorder(record: (batch: AttemptRecord[]) => Promise<EventStatus>, expected: number) {
+  const waiting: AttemptRecord[] = [];
+  let arrived = 0;
+  let timer: NodeJS.Timeout | undefined;
+  let chain: Promise<EventStatus | undefined> = Promise.resolve(undefined);
+  const flush = () => {
+    clearTimeout(timer);
+    timer = undefined;
+    const batch = waiting.splice(0);
+    if (batch.length === 0) return;
+    chain = chain.then(() => record(batch));
+    chain.catch(() => undefined); // observed by `done`; a failed batch fails the activity, which is retried
+  };
+  return {
+    add(r: AttemptRecord) {
+      waiting.push(r);
+      if (++arrived >= expected) flush();
+      else timer ??= setTimeout(flush, GATHER_MS);
+    },
+    done(): Promise<EventStatus | undefined> {
+      flush();
+      return chain;
+    },
+  };
 }

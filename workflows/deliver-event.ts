@@ -1,6 +1,7 @@
-import { proxyActivities, sleep, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { proxyActivities, proxyLocalActivities, sleep, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import { EventStatusAttr, WebhookUrlsAttr } from '../src/temporal/search-attributes';
+import type { AttemptResult } from '../activities/delivery';
+import { EventStatusAttr } from '../src/temporal/search-attributes';
 
 export interface DeliveryTarget {
   webhookId: string;
@@ -14,52 +15,79 @@ export interface DeliverEventInput {
   targets: DeliveryTarget[];
   /** Waits between attempts; attempts per URL = delays + 1. Fixed at start, so visible in the UI. */
   retryDelaysMs: number[];
-  /** Bounds one HTTP attempt; the activity gets twice that plus room for SQL. */
+  /** Bounds one HTTP attempt; the activity gets that plus room for SQL. */
   attemptTimeoutMs: number;
 }
 
 const JITTER = 0.2;
+/** Infrastructure errors only (the database unreachable): HTTP outcomes are results, not errors. */
+const INFRASTRUCTURE_RETRY = { initialInterval: '1s', maximumInterval: '30s', maximumAttempts: 10 } as const;
 
 /**
- * Delivers one Event to every pending webhook URL, in parallel. The starter passes
- * the targets, so the first attempts go out without another round trip.
+ * Delivers one Event to every pending webhook URL.
  *
- * Each attempt is one activity; the waits between attempts are durable timers
- * here, not activity retries. Per URL and attempt that is ~6 history events
- * (activity scheduled/started/completed, timer started/fired), so 100 webhooks ×
- * 8 attempts stay near 5,000 events — well inside Temporal's 50K limit — while
- * every attempt, its masked target URL and its outcome are visible in the UI.
- * (Retry policies would add no history per attempt but hide the attempts, and
- * cannot express a per-attempt schedule with Retry-After.) The activity's own
- * retry policy only covers infrastructure errors (database down), not HTTP outcomes.
+ * Attempt 1 goes to every URL at once as a local activity: it runs inside the
+ * first workflow task, so the POSTs leave without another round trip to the
+ * server, and an event whose endpoints all answer 2XX completes in that one task.
+ * Each URL that failed then retries on its own: a durable timer, then an attempt
+ * activity for that URL alone, so one failing endpoint never holds the others
+ * back and every retry, its masked URL and outcome are visible in the UI.
+ *
+ * History stays bounded: the first attempt is one marker; each retry is ~6 events
+ * (timer started/fired, activity scheduled/started/completed), so 100 webhooks ×
+ * 7 retries stay near 4,000 events, well inside Temporal's 50K limit. Retry policies
+ * would add no history per attempt but hide the attempts and cannot express a
+ * per-attempt schedule with Retry-After; here they only cover infrastructure errors.
  */
 export async function deliverEvent(input: DeliverEventInput): Promise<string | undefined> {
-  const { targets } = input;
-  upsertSearchAttributes([{ key: WebhookUrlsAttr, value: targets.map((t) => t.url) }]);
+  const { eventId, targets, retryDelaysMs } = input;
+  const lastAttempt = retryDelaysMs.length + 1;
   let lastStatus = workflowInfo().typedSearchAttributes.get(EventStatusAttr);
-  const setStatus = (status: string) => {
-    if (status === lastStatus) return;
-    lastStatus = status;
-    upsertSearchAttributes([{ key: EventStatusAttr, value: status }]);
+  const seen = (result: AttemptResult) => {
+    if (result.status === lastStatus) return;
+    lastStatus = result.status;
+    upsertSearchAttributes([{ key: EventStatusAttr, value: result.status }]);
   };
 
+  const activityTimeout = input.attemptTimeoutMs + 10_000; // HTTP plus room for SQL and the health report
+  let retries: { target: DeliveryTarget; from: number; retryAfterMs?: number }[];
+  try {
+    const { attemptDeliveries } = proxyLocalActivities<Activities>({
+      startToCloseTimeout: activityTimeout,
+      retry: INFRASTRUCTURE_RETRY,
+      summary: `attempt 1: POST to ${targets.length} webhook${targets.length === 1 ? '' : 's'}`,
+    });
+    const first = await attemptDeliveries({ eventId, targets, attempt: 1, final: lastAttempt === 1 });
+    seen(first);
+    retries = first.outcomes.flatMap((o) => {
+      const target = targets.find((t) => t.webhookId === o.webhookId);
+      return o.outcome === 'failed' && target && lastAttempt > 1 ? [{ target, from: 2, retryAfterMs: o.retryAfterMs }] : [];
+    });
+  } catch {
+    // The fast path gave up (the database stayed unreachable through its retries):
+    // every URL goes through regular activities, which the server retries with backoff.
+    retries = targets.map((target) => ({ target, from: 1 }));
+  }
+
   await Promise.all(
-    targets.map(async (target) => {
-      const { attemptDelivery } = proxyActivities<Activities>({
-        // The attempt bounds its own HTTP time; this adds room for SQL and the health
-        // report, and is how soon an attempt lost with a dead worker is tried again.
-        startToCloseTimeout: 2 * input.attemptTimeoutMs + 10_000,
-        retry: { initialInterval: '1s', maximumInterval: '30s', maximumAttempts: 10 },
+    retries.map(async ({ target, from, retryAfterMs }) => {
+      const { attemptDeliveries } = proxyActivities<Activities>({
+        // Also how soon an attempt lost with a dead worker is tried again.
+        startToCloseTimeout: activityTimeout,
+        retry: INFRASTRUCTURE_RETRY,
         summary: `POST ${target.url}`,
       });
-      for (let attempt = 1; ; attempt++) {
-        const final = attempt > input.retryDelaysMs.length;
-        const result = await attemptDelivery({ eventId: input.eventId, webhookId: target.webhookId, url: target.url, attempt, final });
-        setStatus(result.status);
-        if (result.outcome !== 'failed' || final) return;
-        const planned = input.retryDelaysMs[attempt - 1]!;
-        const jittered = planned * (1 - JITTER + Math.random() * 2 * JITTER); // deterministic in workflows
-        await sleep(Math.max(jittered, result.retryAfterMs ?? 0));
+      for (let attempt = from; attempt <= lastAttempt; attempt++) {
+        if (attempt > 1) {
+          const planned = retryDelaysMs[attempt - 2]!;
+          const jittered = planned * (1 - JITTER + Math.random() * 2 * JITTER); // deterministic in workflows
+          await sleep(Math.max(jittered, retryAfterMs ?? 0));
+        }
+        const result = await attemptDeliveries({ eventId, targets: [target], attempt, final: attempt === lastAttempt });
+        seen(result);
+        const outcome = result.outcomes[0];
+        if (outcome?.outcome !== 'failed') return;
+        retryAfterMs = outcome.retryAfterMs;
       }
     }),
   );

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { Db, Executor } from '../db/database';
 import type { Mode } from '../db/tables/api-keys';
-import type { EventRow, EventStatus } from '../db/tables/events';
+import type { DeliveryState, EventRow, EventStatus } from '../db/tables/events';
 import { type PageParams, paginate } from '../db/paginate';
 import { ApiError, FieldErrors, notFound } from '../errors/api-error';
 import { isoMillis } from '../format';
@@ -67,6 +67,11 @@ export function eventDelivery(row: EventRow, urls: EventUrls) {
 
 export async function eventUrls(db: Executor, eventId: string): Promise<EventUrls> {
   const rows = await db.selectFrom('event_deliveries').select(['url', 'state']).where('event_id', '=', eventId).orderBy('webhook_id').execute();
+  return urlsOf(rows);
+}
+
+/** `pending_urls` and `completed_urls` from an event's delivery rows (ordered by webhook id), masked. */
+export function urlsOf(rows: { url: string; state: DeliveryState }[]): EventUrls {
   return {
     pending_urls: rows.filter((r) => r.state !== 'completed').map((r) => maskUrl(r.url)),
     completed_urls: rows.filter((r) => r.state === 'completed').map((r) => maskUrl(r.url)),

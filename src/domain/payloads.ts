@@ -37,21 +37,25 @@ export interface NewPayload {
   totalTime: number;
 }
 
-export async function recordPayload(db: Executor, p: NewPayload): Promise<void> {
+/** Records the attempts of one batch in one statement. */
+export async function recordPayloads(db: Executor, payloads: NewPayload[]): Promise<void> {
+  if (payloads.length === 0) return;
   await db
     .insertInto('payloads')
-    .values({
-      id: newId('payload'),
-      event_id: p.eventId,
-      webhook_id: p.webhookId,
-      request_url: p.requestUrl,
-      request_headers: JSON.stringify(p.requestHeaders),
-      request_body: p.requestBody,
-      response_code: p.responseCode,
-      response_headers: JSON.stringify(p.responseHeaders),
-      response_body: p.responseBody.slice(0, MAX_STORED_RESPONSE),
-      total_time: p.totalTime,
-    })
+    .values(
+      payloads.map((p) => ({
+        id: newId('payload'),
+        event_id: p.eventId,
+        webhook_id: p.webhookId,
+        request_url: p.requestUrl,
+        request_headers: JSON.stringify(p.requestHeaders),
+        request_body: p.requestBody,
+        response_code: p.responseCode,
+        response_headers: JSON.stringify(p.responseHeaders),
+        response_body: p.responseBody.slice(0, MAX_STORED_RESPONSE),
+        total_time: p.totalTime,
+      })),
+    )
     .execute();
 }
 

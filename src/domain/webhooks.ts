@@ -163,11 +163,6 @@ export async function enabledWebhooks(db: Executor, userId: string, mode: Mode):
     .execute();
 }
 
-/** A webhook as the engine sees it, including disabled and deleted ones. */
-export async function webhookForDelivery(db: Executor, id: string): Promise<WebhookRow | undefined> {
-  return db.selectFrom('webhooks').selectAll().where('id', '=', id).executeTakeFirst();
-}
-
 /** Sets disabled_at if the webhook is still enabled; true when it changed something. */
 export async function disableWebhook(db: Executor, id: string, at: Date): Promise<boolean> {
   const result = await db
@@ -178,4 +173,13 @@ export async function disableWebhook(db: Executor, id: string, at: Date): Promis
     .where('deleted_at', 'is', null)
     .executeTakeFirst();
   return result.numUpdatedRows > 0n;
+}
+
+/** The start of a run of failed attempts (kept until an attempt succeeds). */
+export async function markFailing(db: Executor, id: string, at: Date): Promise<void> {
+  await db.updateTable('webhooks').set({ failing_since: at }).where('id', '=', id).where('failing_since', 'is', null).execute();
+}
+
+export async function clearFailing(db: Executor, id: string): Promise<void> {
+  await db.updateTable('webhooks').set({ failing_since: null }).where('id', '=', id).execute();
 }

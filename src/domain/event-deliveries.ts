@@ -1,0 +1,92 @@
+import { sql } from 'kysely';
+import type { Db } from '../db/database';
+import type { DeliveryState, EventRow, EventStatus } from '../db/tables/events';
+import type { CustomHeader } from '../db/tables/webhooks';
+import { type EventUrls, refreshEventStatus, urlsOf } from './events';
+import { type NewPayload, recordPayloads } from './payloads';
+
+/**
+ * Event deliveries as the delivery engine reads and writes them (one row per event
+ * and webhook). An attempt reads the event and all its deliveries in one go, sends,
+ * and records the outcomes of a batch of targets in one transaction under the
+ * event's lock, which is where the event status moves (see events.ts).
+ */
+
+/** A delivery row with what its webhook says about sending to it. */
+export interface DeliveryWithWebhook {
+  webhookId: string;
+  /** As stored: may carry `user:password@` for Basic auth. Mask before showing it. */
+  url: string;
+  state: DeliveryState;
+  /** Undefined when the webhook row is gone. */
+  webhook?: {
+    customHeaders: CustomHeader[];
+    secret: string | null;
+    disabledAt: Date | null;
+    deletedAt: Date | null;
+    failingSince: Date | null;
+  };
+}
+
+export interface AttemptContext {
+  event: EventRow;
+  deliveries: Map<string, DeliveryWithWebhook>;
+  /** As of sending: what the delivered body says. */
+  urls: EventUrls;
+}
+
+/** Everything one attempt needs, in two parallel reads. Undefined for an unknown event. */
+export async function loadAttempt(db: Db, eventId: string): Promise<AttemptContext | undefined> {
+  const [event, rows] = await Promise.all([
+    db.selectFrom('events').selectAll().where('id', '=', eventId).executeTakeFirst(),
+    db
+      .selectFrom('event_deliveries as d')
+      .leftJoin('webhooks as w', 'w.id', 'd.webhook_id')
+      .select(['d.webhook_id', 'd.url', 'd.state', 'w.id as hook_id', 'w.custom_headers', 'w.webhook_secret', 'w.disabled_at', 'w.deleted_at', 'w.failing_since'])
+      .where('d.event_id', '=', eventId)
+      .orderBy('d.webhook_id')
+      .execute(),
+  ]);
+  if (!event) return undefined;
+  const deliveries = new Map<string, DeliveryWithWebhook>();
+  for (const r of rows) {
+    deliveries.set(r.webhook_id, {
+      webhookId: r.webhook_id,
+      url: r.url,
+      state: r.state,
+      webhook: r.hook_id
+        ? { customHeaders: r.custom_headers ?? [], secret: r.webhook_secret, disabledAt: r.disabled_at, deletedAt: r.deleted_at, failingSince: r.failing_since }
+        : undefined,
+    });
+  }
+  return { event, deliveries, urls: urlsOf(rows) };
+}
+
+/** The outcome of one target in an attempt. */
+export interface AttemptRecord {
+  webhookId: string;
+  /** The delivery's state after this attempt. */
+  state: DeliveryState;
+  /** What was sent and received; absent when nothing was sent (webhook disabled or deleted). */
+  payload?: NewPayload;
+}
+
+/**
+ * Records a batch of outcomes of one event: the Payloads, the delivery states, and
+ * the event status derived from them, in one transaction under the event's lock
+ * (concurrent attempts of one event take turns). Returns the event status.
+ */
+export async function recordAttempts(db: Db, eventId: string, records: AttemptRecord[]): Promise<EventStatus> {
+  return db.transaction().execute(async (trx) => {
+    await trx.selectFrom('events').select('id').where('id', '=', eventId).forUpdate().execute();
+    await recordPayloads(trx, records.flatMap((r) => (r.payload ? [r.payload] : [])));
+    // One statement for the whole batch; arrays keep its text the same for any batch size.
+    await sql`
+      update event_deliveries d
+      set state = v.state, attempts = d.attempts + v.sent, updated_at = now()
+      from unnest(${records.map((r) => r.webhookId)}::text[], ${records.map((r) => r.state)}::text[], ${records.map((r) => (r.payload ? 1 : 0))}::int[])
+        as v(webhook_id, state, sent)
+      where d.event_id = ${eventId} and d.webhook_id = v.webhook_id`.execute(trx);
+    return refreshEventStatus(trx, eventId);
+  });
+}
