@@ -9,7 +9,8 @@ import type { BenchSystem } from './system';
  * one event's workflow. Measured around a scenario and divided by its events.
  */
 export interface CostMeter {
-  stop(events: number, sampleEventId?: string): Promise<Record<string, unknown>>;
+  /** `sample`: event ids whose workflow histories are read (the first one is described in full). */
+  stop(events: number, sample?: string[]): Promise<Record<string, unknown>>;
 }
 
 export async function startCostMeter(sys: BenchSystem): Promise<CostMeter> {
@@ -21,7 +22,7 @@ export async function startCostMeter(sys: BenchSystem): Promise<CostMeter> {
     .then(() => true, () => false); // not loaded (an external DATABASE_URL): CPU and history only
   const cpuBefore = cpuByProcess(sys);
   return {
-    async stop(events, sampleEventId) {
+    async stop(events, sample = []) {
       const cpuAfter = cpuByProcess(sys);
       const cpuMs: Record<string, number> = {};
       for (const [name, seconds] of Object.entries(cpuAfter)) cpuMs[name] = round(((seconds - (cpuBefore[name] ?? 0)) * 1000) / events, 2);
@@ -31,7 +32,8 @@ export async function startCostMeter(sys: BenchSystem): Promise<CostMeter> {
       return {
         cpu_ms_per_event: cpuMs,
         sql_per_event: sql,
-        temporal_history_of_one_event: sampleEventId ? await historyShape(sys.temporal, sampleEventId) : undefined,
+        temporal_history_of_one_event: sample[0] ? await historyShape(sys.temporal, sample[0]) : undefined,
+        eager_starts_in_sample: sample.length ? await eagerShare(sys.temporal, sample) : undefined,
       };
     },
   };
@@ -56,6 +58,16 @@ async function statementsPerEvent(db: pg.Client, events: number) {
     statements: round(total / events, 2),
     by_statement: rows.slice(0, 8).map((r) => ({ per_event: round(Number(r.calls) / events, 2), sql: r.query.replace(/\s+/g, ' ').slice(0, 110) })),
   };
+}
+
+/** How many of these workflows the server started eagerly (first task handed to the starting worker). */
+async function eagerShare(temporal: Client, workflowIds: string[]) {
+  let eager = 0;
+  for (const id of workflowIds) {
+    const history = await temporal.workflow.getHandle(id).fetchHistory();
+    if (history.events?.[0]?.workflowExecutionStartedEventAttributes?.eagerExecutionAccepted) eager++;
+  }
+  return `${eager} of ${workflowIds.length}`;
 }
 
 /** Event counts of one delivery workflow's history: what the Temporal server stored for it. */

@@ -18,7 +18,7 @@ import { type BenchSystem, startBenchSystem } from './system';
  * prints one JSON document, also written to bench/results/<date>.json. Every wait
  * is bounded, so a slow engine yields a partial result instead of a hung run.
  */
-const USAGE = 'npm run bench -- [--quick] [--only floor,burst,latency,api,failure,ceiling,backlog] [--events N] [--rate R] [--seconds S] [--api-seconds S] [--backlog M] [--backlog-delay 2m] [--backlog-fill S]';
+const USAGE = 'npm run bench -- [--quick] [--only floor,burst,latency,api,failure,ceiling,backlog] [--events N] [--rate R] [--seconds S] [--api-seconds S] [--backlog M] [--backlog-delay 2m] [--backlog-fill S] [--profile]';
 const { values } = parseArgs({
   options: {
     quick: { type: 'boolean' },
@@ -30,6 +30,7 @@ const { values } = parseArgs({
     backlog: { type: 'string' }, // backlog size M
     'backlog-delay': { type: 'string' }, // retry delay while the backlog waits
     'backlog-fill': { type: 'string' }, // seconds allowed for publishing the backlog and its first attempts
+    profile: { type: 'boolean' }, // api and worker write CPU profiles to bench/results/profiles-<date>/
     help: { type: 'boolean' },
   },
 });
@@ -83,7 +84,9 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   });
 }
 
-sys = await startBenchSystem(BASE_ENV);
+const profileDir = values.profile ? path.resolve(`bench/results/profiles-${new Date().toISOString().replace(/[:.]/g, '-')}`) : undefined;
+if (profileDir) log(`CPU profiles of api and worker go to ${profileDir} (open them in Chrome DevTools)`);
+sys = await startBenchSystem(BASE_ENV, { profileDir });
 const peak = peakSampler(sys.pids, 500);
 const results: Record<string, unknown> = {};
 const seconds: Record<string, number> = {};

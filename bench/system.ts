@@ -28,7 +28,9 @@ export interface BenchSystem {
   stop(): Promise<void>;
 }
 
-export async function startBenchSystem(env: Record<string, string>): Promise<BenchSystem> {
+/** `profileDir`: api and worker write V8 CPU profiles there (`--cpu-prof`) when they stop. */
+export async function startBenchSystem(env: Record<string, string>, opts: { profileDir?: string } = {}): Promise<BenchSystem> {
+  const node = (command: string) => [...(opts.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${path.join(opts.profileDir, command)}`] : []), CLI, command];
   const dataDir = mkdtempSync(path.join(tmpdir(), 'shiphook-bench-'));
   const children = new Set<ChildProcess>();
   let client: Client | undefined;
@@ -68,13 +70,13 @@ export async function startBenchSystem(env: Record<string, string>): Promise<Ben
       return child;
     };
     execFileSync(process.execPath, [CLI, 'migrate'], { env: childEnv, stdio: ['ignore', 'ignore', 'inherit'] });
-    const worker = track(spawn(process.execPath, [CLI, 'worker'], { env: childEnv, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] }));
+    const worker = track(spawn(process.execPath, node('worker'), { env: childEnv, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] }));
     await new Promise<void>((resolve, reject) => {
       worker.on('message', (m: { ready?: boolean }) => m?.ready && resolve());
       worker.once('exit', (code) => reject(new Error(`worker exited (${code})`)));
     });
     const startApi = async (extra: Record<string, string>) => {
-      const api = track(spawn(process.execPath, [CLI, 'api'], { env: { ...childEnv, ...extra }, stdio: ['ignore', 'ignore', 'inherit'] }));
+      const api = track(spawn(process.execPath, node('api'), { env: { ...childEnv, ...extra }, stdio: ['ignore', 'ignore', 'inherit'] }));
       await waitForPort(port);
       return api;
     };

@@ -27,6 +27,12 @@ export interface Config {
   disableAfterFailures: number;
   disableAfterMs: number;
   testTrackerStepMs: number;
+  worker: {
+    /** Workflow tasks one worker runs at once; eager starts need a free one. */
+    workflowTaskSlots: number;
+    /** Workflows kept in memory between tasks (bounds the worker's RSS). */
+    cachedWorkflows: number;
+  };
   logLevel: 'debug' | 'info' | 'warn' | 'error';
 }
 
@@ -54,6 +60,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     disableAfterFailures: int(env.SHIPHOOK_DISABLE_AFTER_FAILURES, 20, 'SHIPHOOK_DISABLE_AFTER_FAILURES'),
     disableAfterMs: duration(env.SHIPHOOK_DISABLE_AFTER || '5d', 'SHIPHOOK_DISABLE_AFTER'),
     testTrackerStepMs: duration(env.SHIPHOOK_TEST_TRACKER_STEP || '1m', 'SHIPHOOK_TEST_TRACKER_STEP'),
+    worker: {
+      workflowTaskSlots: int(env.SHIPHOOK_WORKER_TASK_SLOTS, 200, 'SHIPHOOK_WORKER_TASK_SLOTS'),
+      cachedWorkflows: int(env.SHIPHOOK_WORKER_CACHED_WORKFLOWS, 500, 'SHIPHOOK_WORKER_CACHED_WORKFLOWS'),
+    },
     logLevel: (['debug', 'info', 'warn', 'error'] as const).find((l) => l === env.LOG_LEVEL) ?? 'info',
   };
 }

@@ -1,27 +1,30 @@
+import type { Client } from '@temporalio/client';
+import { sql } from 'kysely';
 import type { Config } from '../config';
-import type { Db } from '../db/database';
+import type { Executor } from '../db/database';
 import type { EventRow } from '../db/tables/events';
-import { log } from '../log';
 import { maskUrl } from '../domain/webhook-url';
-import type { TemporalClientSource } from '../temporal/client';
 import { EventIdAttr, EventStatusAttr, EventTypeAttr, ModeAttr, UserIdAttr, WebhookUrlsAttr } from '../temporal/search-attributes';
 import { deliveryWorkflowId } from '../temporal/task-queue';
-import type { DeliverEventInput } from '../../workflows/deliver-event';
+import type { DeliverEventInput, DeliveryTarget } from '../../workflows/deliver-event';
 
 const START_TIMEOUT_MS = 5000;
 
+export type EventToStart = Pick<EventRow, 'id' | 'user_id' | 'mode' | 'description' | 'status'>;
+
 /**
- * Starts the delivery workflow of a committed event and marks it dispatched.
+ * Starts the delivery workflow of a committed event (workflow id = event id).
  * Starting is idempotent: a running workflow of that id is reused, and a new run
  * after a finished one only delivers what the database still has pending (never
  * a URL already acknowledged). A replay replaces a running run at once.
+ * `eager`: the first workflow task comes back in the start response and runs in
+ * this process's worker, skipping a round trip through the server's task queue
+ * (only when `client` shares its NativeConnection with a running worker).
  */
-export async function startDelivery(temporal: TemporalClientSource, config: Config, db: Db, event: EventRow, opts: { replay?: boolean } = {}): Promise<void> {
-  const client = await temporal();
-  const targets = await db.selectFrom('event_deliveries').select(['webhook_id', 'url']).where('event_id', '=', event.id).where('state', '=', 'pending').orderBy('webhook_id').execute();
+export async function startDelivery(client: Client, config: Config, event: EventToStart, targets: DeliveryTarget[], opts: { replay?: boolean; eager?: boolean } = {}): Promise<{ eager: boolean }> {
   const input: DeliverEventInput = {
     eventId: event.id,
-    targets: targets.map((t) => ({ webhookId: t.webhook_id, url: maskUrl(t.url) })),
+    targets,
     retryDelaysMs: config.retryDelaysMs,
     attemptTimeoutMs: config.attemptTimeoutMs,
   };
@@ -31,6 +34,7 @@ export async function startDelivery(temporal: TemporalClientSource, config: Conf
     args: [input],
     workflowIdReusePolicy: 'ALLOW_DUPLICATE',
     workflowIdConflictPolicy: opts.replay ? 'TERMINATE_EXISTING' : 'USE_EXISTING',
+    requestEagerStart: opts.eager ?? false,
     staticSummary: `${event.description} for ${event.user_id} (${event.mode})${opts.replay ? ' — replay' : ''}`,
     typedSearchAttributes: [
       { key: EventIdAttr, value: event.id },
@@ -39,51 +43,63 @@ export async function startDelivery(temporal: TemporalClientSource, config: Conf
       { key: ModeAttr, value: event.mode },
       { key: EventStatusAttr, value: event.status },
       // Set here rather than upserted by the workflow: one visibility write less per event.
-      { key: WebhookUrlsAttr, value: input.targets.map((t) => t.url) },
+      { key: WebhookUrlsAttr, value: targets.map((t) => t.url) },
     ],
   });
-  await withTimeout(start, START_TIMEOUT_MS);
-  await db.updateTable('events').set({ dispatched_at: new Date() }).where('id', '=', event.id).where('dispatched_at', 'is', null).execute();
+  const handle = await withTimeout(start, START_TIMEOUT_MS);
+  return { eager: handle.eagerlyStarted };
 }
 
-/** After the commit: try to start now; on failure the sweeper will (the event is safe in the outbox). */
-export async function dispatchOrDefer(temporal: TemporalClientSource, config: Config, db: Db, event: EventRow): Promise<void> {
-  try {
-    await startDelivery(temporal, config, db, event);
-  } catch (err) {
-    log.warn('delivery start deferred to the sweeper', { event_id: event.id, error: String((err as Error).message ?? err).slice(0, 200) });
-  }
+/** The deliveries still pending of some events, as workflow targets (URLs masked), by event id. */
+export async function pendingTargets(db: Executor, eventIds: string[]): Promise<Map<string, DeliveryTarget[]>> {
+  const byEvent = new Map<string, DeliveryTarget[]>();
+  if (eventIds.length === 0) return byEvent;
+  const rows = await db
+    .selectFrom('event_deliveries')
+    .select(['event_id', 'webhook_id', 'url'])
+    .where('event_id', 'in', eventIds)
+    .where('state', '=', 'pending')
+    .orderBy('event_id')
+    .orderBy('webhook_id')
+    .execute();
+  for (const r of rows) byEvent.set(r.event_id, [...(byEvent.get(r.event_id) ?? []), { webhookId: r.webhook_id, url: maskUrl(r.url) }]);
+  return byEvent;
 }
 
 /**
- * The outbox sweeper (runs in every worker): starts the workflows of committed
- * events whose start never succeeded — Temporal was down, or the publishing
- * process died between the commit and the start.
+ * Claims up to `limit` committed events that have no workflow yet and no live
+ * lease, oldest first, by setting a lease (one statement; the row locks last only
+ * as long as it does). Several dispatchers never claim the same event.
  */
-export function startSweeper(temporal: TemporalClientSource, config: Config, db: Db, opts: { intervalMs: number; graceMs: number }): () => void {
-  let running = false;
-  const sweep = async () => {
-    if (running) return;
-    running = true;
-    try {
-      const stale = await db
+export async function claimUndispatched(db: Executor, limit: number, leaseMs: number): Promise<EventToStart[]> {
+  return db
+    .updateTable('events')
+    .set({ dispatch_lease_until: sql<Date>`now() + ${leaseMs} * interval '1 millisecond'` })
+    .where('id', 'in', (eb) =>
+      eb
         .selectFrom('events')
-        .selectAll()
+        .select('id')
         .where('dispatched_at', 'is', null)
-        .where('created_at', '<', new Date(Date.now() - opts.graceMs))
+        .where((w) => w.or([w('dispatch_lease_until', 'is', null), w('dispatch_lease_until', '<', sql<Date>`now()`)]))
         .orderBy('created_at')
-        .limit(200)
-        .execute();
-      for (const event of stale) await startDelivery(temporal, config, db, event);
-      if (stale.length) log.info('sweeper started deliveries', { count: stale.length });
-    } catch (err) {
-      log.warn('sweeper pass failed', { error: String((err as Error).message ?? err).slice(0, 200) });
-    } finally {
-      running = false;
-    }
-  };
-  const timer = setInterval(() => void sweep(), opts.intervalMs);
-  return () => clearInterval(timer);
+        .limit(limit)
+        .forUpdate()
+        .skipLocked(),
+    )
+    .returning(['id', 'user_id', 'mode', 'description', 'status'])
+    .execute();
+}
+
+/** The workflows of these events were started. */
+export async function markDispatched(db: Executor, eventIds: string[]): Promise<void> {
+  if (eventIds.length === 0) return;
+  await db.updateTable('events').set({ dispatched_at: new Date(), dispatch_lease_until: null }).where('id', 'in', eventIds).where('dispatched_at', 'is', null).execute();
+}
+
+/** Their starts failed: the next pass may claim them again at once. */
+export async function releaseClaims(db: Executor, eventIds: string[]): Promise<void> {
+  if (eventIds.length === 0) return;
+  await db.updateTable('events').set({ dispatch_lease_until: null }).where('id', 'in', eventIds).where('dispatched_at', 'is', null).execute();
 }
 
 function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {

@@ -6,7 +6,7 @@ import { enabledWebhooks } from '../domain/webhooks';
 import { ApiError, FieldErrors } from '../errors/api-error';
 import { hasPrefix } from '../ids';
 import { log } from '../log';
-import { startDelivery } from './dispatch';
+import { markDispatched, pendingTargets, startDelivery } from './dispatch';
 import type { PublishDeps } from './publish';
 
 /**
@@ -33,10 +33,14 @@ export async function replayEvent(deps: PublishDeps, eventId: string, opts: { al
     await refreshEventStatus(trx, event.id);
     return trx.updateTable('events').set({ dispatched_at: null }).where('id', '=', event.id).returningAll().executeTakeFirstOrThrow();
   });
+  // Started from here, not left to the dispatcher: a replay must replace a run that is
+  // still going. If the start fails, the dispatcher starts it on its next pass.
   try {
-    await startDelivery(deps.temporal, deps.config, deps.db, row, { replay: true });
+    const targets = (await pendingTargets(deps.db, [row.id])).get(row.id) ?? [];
+    await startDelivery(await deps.temporal(), deps.config, row, targets, { replay: true });
+    await markDispatched(deps.db, [row.id]);
   } catch (err) {
-    log.warn('replay start deferred to the sweeper', { event_id: row.id, error: String((err as Error).message).slice(0, 200) });
+    log.warn('replay start deferred to the dispatcher', { event_id: row.id, error: String((err as Error).message).slice(0, 200) });
   }
   return eventView(row, await eventUrls(deps.db, row.id));
 }

@@ -131,19 +131,23 @@ export function parseNewEvent(input: Record<string, unknown>): NewEvent {
   };
 }
 
+/** Committed events wait here until a worker's dispatcher starts their delivery (delivery/dispatcher.ts). */
+export const OUTBOX_CHANNEL = 'shiphook_outbox';
+
 /**
  * Writes the Event and one delivery row per enabled webhook of its user and mode,
- * in one transaction. An event without webhooks is `completed` at once. The
- * caller starts the delivery workflow after the commit (see delivery/dispatch.ts);
- * `dispatched_at` stays null until that succeeded, so the sweeper never loses it.
+ * in one transaction, and wakes the workers' dispatchers (NOTIFY, sent on commit).
+ * An event without webhooks is `completed` at once and has nothing to dispatch.
+ * `dispatched_at` stays null until a dispatcher started the delivery workflow, so
+ * a committed event is never lost, whatever happens to Temporal or to this process.
  */
-export async function insertEvent(db: Db, input: NewEvent): Promise<EventRow> {
+export async function insertEvent(db: Db, input: NewEvent): Promise<{ event: EventRow; urls: EventUrls }> {
   return db.transaction().execute(async (trx) => {
     const user = await trx.selectFrom('users').select('id').where('id', '=', input.userId).where('deleted_at', 'is', null).executeTakeFirst();
     if (!user) throw new ApiError('PARAMETER.FORBIDDEN', 'The event could not be published.', [{ field: 'user_id', message: 'no such user' }]);
     const hooks = await enabledWebhooks(trx, input.userId, input.mode);
     const id = newId('evt');
-    const row = await trx
+    const event = await trx
       .insertInto('events')
       .values({
         id,
@@ -159,8 +163,9 @@ export async function insertEvent(db: Db, input: NewEvent): Promise<EventRow> {
       .executeTakeFirstOrThrow();
     if (hooks.length) {
       await trx.insertInto('event_deliveries').values(hooks.map((h) => ({ event_id: id, webhook_id: h.id, url: h.url }))).execute();
+      await sql`select pg_notify(${OUTBOX_CHANNEL}, '')`.execute(trx);
     }
-    return row;
+    return { event, urls: urlsOf(hooks.map((h) => ({ url: h.url, state: 'pending' as const }))) };
   });
 }
 

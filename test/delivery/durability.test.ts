@@ -1,13 +1,15 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { stopChild } from '../../src/launcher/temporal';
 import { freePort } from '../../src/launcher/free-port';
+import { startDevTemporal, stopChild } from '../../src/launcher/temporal';
 import { eventStatus, publish, webhook } from '../support/events';
 import { call, createAccount } from '../support/http';
+import { isolatedDatabase, startWorkerProcess } from '../support/isolated';
 import { eventually, startReceiver, status } from '../support/receiver';
 import { startSystem, testConfig, type TestSystem } from '../support/system';
-import { TEST_ENV } from '../support/test-config';
 
 let sys: TestSystem;
 
@@ -16,52 +18,114 @@ beforeAll(async () => {
 });
 afterAll(() => sys.close());
 
-function startWorker(taskQueue: string): ChildProcess {
-  const config = testConfig();
-  return spawn(process.execPath, [path.resolve('bin/shiphook.mjs'), 'worker'], {
-    env: { ...process.env, ...TEST_ENV, DATABASE_URL: config.databaseUrl, TEMPORAL_ADDRESS: config.temporalAddress, SHIPHOOK_TASK_QUEUE: taskQueue },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
+/** An API, a database and a task queue of its own: only workers this test starts touch its events. */
+async function isolatedSystem(overrides: { temporalAddress?: string } = {}) {
+  const database = await isolatedDatabase();
+  const taskQueue = `isolated-${process.pid}-${Date.now()}`;
+  const api = await startSystem({ databaseUrl: database.url, taskQueue, ...overrides });
+  const workers: ChildProcess[] = [];
+  return {
+    api,
+    database,
+    async worker(temporalAddress = testConfig().temporalAddress!) {
+      const w = await startWorkerProcess({ DATABASE_URL: database.url, TEMPORAL_ADDRESS: temporalAddress, SHIPHOOK_TASK_QUEUE: taskQueue });
+      workers.push(w);
+      return w;
+    },
+    dispatchedAt: async (eventId: string) =>
+      (await api.db.selectFrom('events').select('dispatched_at').where('id', '=', eventId).executeTakeFirstOrThrow()).dispatched_at,
+    async close() {
+      await Promise.all(workers.map((w) => stopChild(w)));
+      await api.close();
+      await database.drop();
+    },
+  };
 }
 
 describe('durability', () => {
   it('the worker killed mid-delivery and restarted → the event still completes', async () => {
-    const taskQueue = `kill-test-${process.pid}-${Date.now()}`;
-    const own = await startSystem({ taskQueue });
-    const acct = await createAccount(own);
+    const iso = await isolatedSystem();
     const receiver = await startReceiver(status(500));
-    await webhook(own, acct.testKey, receiver.url);
-    let worker = startWorker(taskQueue);
     try {
-      const event = await publish(own, acct.user.id, 'test');
+      const acct = await createAccount(iso.api);
+      await webhook(iso.api, acct.testKey, receiver.url);
+      const worker = await iso.worker();
+      const event = await publish(iso.api, acct.user.id, 'test');
       await receiver.waitFor(1, 30_000);
       worker.kill('SIGKILL'); // mid-delivery: during the first attempt or on its retry timer
       receiver.answer(status(200));
-      worker = startWorker(taskQueue);
-      await eventStatus(own, acct.testKey, event.id, 'completed', 40_000);
+      await iso.worker();
+      await eventStatus(iso.api, acct.testKey, event.id, 'completed', 40_000);
       expect(receiver.deliveries.filter((d) => d.json?.id === event.id).length).toBeGreaterThanOrEqual(2);
     } finally {
-      await stopChild(worker);
       await receiver.close();
-      await own.close();
+      await iso.close();
     }
   });
 
-  it('Temporal unreachable while publishing → the event is committed and delivered once it is reachable', async () => {
-    const deadPort = await freePort();
-    const offline = await startSystem({ temporalAddress: `127.0.0.1:${deadPort}` });
-    const acct = await createAccount(offline);
+  it('publishing needs only the database: the event waits in the outbox until a worker starts it', async () => {
+    const deadTemporal = `127.0.0.1:${await freePort()}`;
+    const iso = await isolatedSystem({ temporalAddress: deadTemporal });
     const receiver = await startReceiver();
-    await webhook(offline, acct.testKey, receiver.url);
-    const event = await publish(offline, acct.user.id, 'test'); // the API answers although the start failed
-    expect(event.status).toBe('in_queue');
-    const row = await sys.db.selectFrom('events').select('dispatched_at').where('id', '=', event.id).executeTakeFirstOrThrow();
-    expect(row.dispatched_at).toBeNull();
-    // The worker's outbox sweeper (connected to the real Temporal) starts it.
-    await eventStatus(sys, acct.testKey, event.id, 'completed', 30_000);
-    expect(receiver.deliveries.map((d) => d.json.id)).toEqual([event.id]);
-    await receiver.close();
-    await offline.close();
+    try {
+      const acct = await createAccount(iso.api);
+      await webhook(iso.api, acct.testKey, receiver.url);
+      const event = await publish(iso.api, acct.user.id, 'test'); // the API never talks to Temporal to publish
+      expect(event).toMatchObject({ status: 'in_queue', pending_urls: [receiver.url], completed_urls: [] });
+      expect(await iso.dispatchedAt(event.id)).toBeNull(); // no worker runs on this database yet
+      await iso.worker();
+      await eventStatus(iso.api, acct.testKey, event.id, 'completed', 30_000);
+      expect(receiver.deliveries.map((d) => d.json.id)).toEqual([event.id]);
+      expect(await iso.dispatchedAt(event.id)).not.toBeNull();
+    } finally {
+      await receiver.close();
+      await iso.close();
+    }
+  });
+
+  it('Temporal down while a worker runs → starts fail, the event stays in the outbox and goes out when Temporal is back', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'shiphook-temporal-outage-'));
+    const port = await freePort();
+    const dbFile = path.join(dir, 'temporal.db');
+    let temporal = await startDevTemporal({ port, dbFile, ui: false });
+    const iso = await isolatedSystem({ temporalAddress: temporal.address });
+    const receiver = await startReceiver();
+    try {
+      const acct = await createAccount(iso.api);
+      await webhook(iso.api, acct.testKey, receiver.url);
+      await iso.worker(temporal.address);
+      await temporal.stop();
+      const event = await publish(iso.api, acct.user.id, 'test');
+      // Two dispatcher passes (notification and timer) fail to start it; it stays claimed by nobody.
+      await new Promise((r) => setTimeout(r, 4500));
+      expect(await iso.dispatchedAt(event.id)).toBeNull();
+      expect(receiver.deliveries).toHaveLength(0);
+      temporal = await startDevTemporal({ port, dbFile, ui: false });
+      await eventStatus(iso.api, acct.testKey, event.id, 'completed', 60_000);
+      expect(receiver.deliveries.map((d) => d.json.id)).toEqual([event.id]);
+    } finally {
+      await receiver.close();
+      await iso.close();
+      await temporal.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('two workers share one outbox: every event delivered once per URL, none left behind', async () => {
+    const iso = await isolatedSystem();
+    const receivers = [await startReceiver(), await startReceiver()];
+    try {
+      const acct = await createAccount(iso.api);
+      for (const r of receivers) await webhook(iso.api, acct.testKey, r.url);
+      await Promise.all([iso.worker(), iso.worker()]);
+      const events = await Promise.all(Array.from({ length: 40 }, () => publish(iso.api, acct.user.id, 'test')));
+      for (const r of receivers) await r.waitFor(40, 30_000);
+      for (const e of events) await eventStatus(iso.api, acct.testKey, e.id, 'completed');
+      for (const r of receivers) expect(r.deliveries.map((d) => d.json.id).sort()).toEqual(events.map((e) => e.id).sort());
+    } finally {
+      await Promise.all(receivers.map((r) => r.close()));
+      await iso.close();
+    }
   });
 
   it('a duplicate start is harmless: one delivery per URL recorded as completed', async () => {
@@ -70,12 +134,12 @@ describe('durability', () => {
     await webhook(sys, acct.testKey, receiver.url);
     const event = await publish(sys, acct.user.id, 'test');
     await eventStatus(sys, acct.testKey, event.id, 'completed');
-    // Pretend the publisher died before it could record the start: the sweeper starts it again.
+    // As if a dispatcher died after the start but before its commit: the next pass starts it again.
     await sys.db.updateTable('events').set({ dispatched_at: null }).where('id', '=', event.id).execute();
     await eventually(async () => {
       const row = await sys.db.selectFrom('events').select('dispatched_at').where('id', '=', event.id).executeTakeFirstOrThrow();
       return row.dispatched_at ?? undefined;
-    }, 15_000, 'the sweeper to start the event again');
+    }, 15_000, 'the dispatcher to start the event again');
     await new Promise((r) => setTimeout(r, 1000));
     expect(receiver.deliveries).toHaveLength(1);
     const payloads = (await call(sys, 'GET', `/events/${event.id}/payloads`, { key: acct.testKey })).body.payloads;

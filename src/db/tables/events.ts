@@ -15,6 +15,8 @@ export interface EventsTable {
   created_at: ColumnType<Date, Date | undefined, never>;
   updated_at: ColumnType<Date, Date | undefined, Date>;
   dispatched_at: Date | null;
+  /** Set by the dispatcher that claimed the event; another may claim it once this has passed. */
+  dispatch_lease_until: Date | null;
 }
 
 export type DeliveryState = 'pending' | 'completed' | 'failed';

@@ -1,0 +1,47 @@
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import path from 'node:path';
+import pg from 'pg';
+import { inject } from 'vitest';
+import { TEST_ENV } from './test-config';
+
+const CLI = path.resolve('bin/shiphook.mjs');
+
+/**
+ * For tests that must own every process touching their data (a worker killed at
+ * will, a dispatcher that must not be beaten to an event by the suite's worker):
+ * a database of their own on the suite's PostgreSQL server, migrated.
+ */
+export async function isolatedDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
+  const shared = new URL(inject('databaseUrl'));
+  const name = `shiphook_iso_${process.pid}_${Date.now()}_${Math.floor(Math.random() * 1e6)}`;
+  const admin = new pg.Client({ connectionString: shared.toString() });
+  await admin.connect();
+  await admin.query(`create database ${name}`);
+  await admin.end();
+  const url = new URL(shared);
+  url.pathname = `/${name}`;
+  // Through the CLI, as operators migrate (and as the suite's global setup does).
+  execFileSync(process.execPath, [CLI, 'migrate'], { env: { ...process.env, DATABASE_URL: url.toString() }, stdio: ['ignore', 'ignore', 'inherit'] });
+  return {
+    url: url.toString(),
+    async drop() {
+      const c = new pg.Client({ connectionString: shared.toString() });
+      await c.connect();
+      await c.query(`drop database if exists ${name} with (force)`);
+      await c.end();
+    },
+  };
+}
+
+/** A `shiphook worker` process with the test timings; resolves once it polls. */
+export async function startWorkerProcess(env: { DATABASE_URL: string; TEMPORAL_ADDRESS: string; SHIPHOOK_TASK_QUEUE: string }): Promise<ChildProcess> {
+  const child = spawn(process.execPath, [CLI, 'worker'], {
+    env: { ...process.env, ...TEST_ENV, ...env },
+    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+  });
+  await new Promise<void>((resolve, reject) => {
+    child.on('message', (m: { ready?: boolean }) => m?.ready && resolve());
+    child.once('exit', (code) => reject(new Error(`worker exited (${code}) before it was ready`)));
+  });
+  return child;
+}
