@@ -1,3 +1,4 @@
+import { ApplicationFailure, ApplicationFailureCategory } from '@temporalio/common';
 import type { Client } from '@temporalio/client';
 import type { Config } from '../src/config';
 import type { Db } from '../src/db/database';
@@ -8,24 +9,26 @@ import { type AttemptContext, type AttemptRecord, type DeliveryWithWebhook, load
 import { eventDelivery } from '../src/domain/events';
 import { deliveryBody, signature } from '../src/domain/signature';
 import { assertDeliverableAddress, basicAuthFromUrl, maskUrl } from '../src/domain/webhook-url';
-import { clearFailing, disableWebhook, markFailing } from '../src/domain/webhooks';
+import { disableIfSustained, disableWebhook, type HealthVerdict, recordFailure, recordSuccess } from '../src/domain/webhooks';
 import { healthWorkflowId } from '../src/temporal/task-queue';
 import { VERSION } from '../src/version';
 import type { DeliveryTarget } from '../workflows/deliver-event';
-import type { HealthInput, HealthReport } from '../workflows/webhook-health';
+import type { HealthInput } from '../workflows/webhook-health';
 
 export interface AttemptInput {
   eventId: string;
   /** The webhooks to attempt now (URLs masked: the input is visible in the Temporal UI). */
   targets: DeliveryTarget[];
-  attempt: number;
-  /** No attempts are left after this one. */
-  final: boolean;
+  /** Waits between attempts, fixed when the run started; attempts per URL = delays + 1. */
+  retryDelaysMs: number[];
 }
 
 export type TargetOutcome =
   | { webhookId: string; outcome: 'delivered' }
-  | { webhookId: string; outcome: 'failed'; responseCode: number; retryAfterMs?: number }
+  /** Failed with attempts left: the next one is due in `retryInMs`. */
+  | { webhookId: string; outcome: 'retry'; attempt: number; responseCode: number; retryInMs: number }
+  /** Failed, and that was the last attempt. */
+  | { webhookId: string; outcome: 'failed'; attempt: number; responseCode: number }
   /** 410 Gone, or the webhook was disabled or deleted: no further attempts. */
   | { webhookId: string; outcome: 'stopped'; reason: string };
 
@@ -41,32 +44,39 @@ export interface DeliveryDeps {
   temporal: () => Promise<Client>;
 }
 
+const JITTER = 0.2;
 const MAX_RETRY_AFTER_MS = 60 * 60 * 1000;
 /** Outcomes that arrive within this long of each other are recorded in one transaction. */
 const GATHER_MS = 100;
 
 export function createDeliveryActivities({ config, db, temporal }: DeliveryDeps) {
-  /** Reports an attempt to the webhook's long-lived health workflow (created on first report). */
-  async function reportHealth(webhookId: string, report: HealthReport): Promise<void> {
+  /**
+   * Tells the webhook's long-lived health workflow (started by the first signal)
+   * that a run of failures started at `since`, or, without `since`, that it ended.
+   */
+  async function tellHealth(webhookId: string, since?: Date): Promise<void> {
     const client = await temporal();
-    const input: HealthInput = { webhookId, disableAfterFailures: config.disableAfterFailures, disableAfterMs: config.disableAfterMs };
-    await client.workflow.signalWithStart('webhookHealth', {
+    const start = {
       workflowId: healthWorkflowId(webhookId),
       taskQueue: config.taskQueue,
-      args: [input],
-      signal: 'attempt',
-      signalArgs: [report],
-    });
+      args: [{ webhookId, disableAfterFailures: config.disableAfterFailures, disableAfterMs: config.disableAfterMs } satisfies HealthInput],
+    };
+    if (since) await client.workflow.signalWithStart('webhookHealth', { ...start, signal: 'failing', signalArgs: [{ since: since.getTime() }] });
+    else await client.workflow.signalWithStart('webhookHealth', { ...start, signal: 'recovered', signalArgs: [] });
   }
 
   /** One POST to one target; its outcome goes to the recorder as soon as the answer is in. */
-  async function attemptOne(ctx: AttemptContext, body: string, delivery: DeliveryWithWebhook, input: AttemptInput, record: (r: AttemptRecord) => void): Promise<TargetOutcome> {
+  async function attemptOne(ctx: AttemptContext, body: string, delivery: DeliveryWithWebhook, retryDelaysMs: number[], record: (r: AttemptRecord) => void): Promise<TargetOutcome> {
     const { webhookId } = delivery;
     const hook = delivery.webhook;
     if (!hook || hook.deletedAt || hook.disabledAt) {
-      record({ webhookId, state: 'failed' });
+      record({ webhookId, before: delivery, state: 'failed' });
       return { webhookId, outcome: 'stopped', reason: !hook || hook.deletedAt ? 'webhook deleted' : 'webhook disabled' };
     }
+    // Numbered by the attempts actually sent: an activity retried after an
+    // infrastructure error (nothing recorded) does not use up an attempt.
+    const attempt = delivery.attempts + 1;
+    const final = attempt > retryDelaysMs.length;
     const { url, authorization } = basicAuthFromUrl(delivery.url);
     const headers: Record<string, string> = {};
     for (const h of hook.customHeaders) if (!RESERVED_HEADERS.has(h.name.toLowerCase())) headers[h.name] = h.value;
@@ -88,7 +98,8 @@ export function createDeliveryActivities({ config, db, temporal }: DeliveryDeps)
     const gone = result.status === 410;
     record({
       webhookId,
-      state: ok ? 'completed' : gone || input.final ? 'failed' : 'pending',
+      before: delivery,
+      state: ok ? 'completed' : gone || final ? 'failed' : 'pending',
       payload: {
         eventId: ctx.event.id,
         webhookId,
@@ -103,53 +114,83 @@ export function createDeliveryActivities({ config, db, temporal }: DeliveryDeps)
     });
     if (ok) return { webhookId, outcome: 'delivered' };
     if (gone) return { webhookId, outcome: 'stopped', reason: '410 Gone: webhook disabled' };
-    return { webhookId, outcome: 'failed', responseCode: result.status, retryAfterMs: retryAfter(result) };
+    if (final) return { webhookId, outcome: 'failed', attempt, responseCode: result.status };
+    const planned = retryDelaysMs[attempt - 1]! * (1 - JITTER + Math.random() * 2 * JITTER);
+    return { webhookId, outcome: 'retry', attempt, responseCode: result.status, retryInMs: Math.round(Math.max(planned, retryAfter(result) ?? 0)) };
   }
 
-  /** What follows a recorded outcome for the webhook's health: failing_since, reports, 410. */
+  /** What an outcome means for the webhook's health: the run of failures, 410. */
   async function followUp(outcome: TargetOutcome, delivery: DeliveryWithWebhook | undefined): Promise<void> {
     const { webhookId } = outcome;
-    if (outcome.outcome === 'delivered' && delivery?.webhook?.failingSince) {
-      await clearFailing(db, webhookId);
-      await reportHealth(webhookId, { ok: true, at: Date.now() });
-    } else if (outcome.outcome === 'failed') {
-      if (!delivery?.webhook?.failingSince) await markFailing(db, webhookId, new Date());
-      await reportHealth(webhookId, { ok: false, at: Date.now() });
+    if (outcome.outcome === 'delivered') {
+      if (delivery?.webhook?.failingSince && (await recordSuccess(db, webhookId))) await tellHealth(webhookId);
+    } else if (outcome.outcome === 'retry' || outcome.outcome === 'failed') {
+      const run = await recordFailure(db, webhookId, new Date());
+      // The first failure of a run starts the watch; repeating it every `disableAfterFailures`
+      // failures makes up for a signal lost while Temporal was unreachable.
+      if (run && (run.consecutiveFailures === 1 || run.consecutiveFailures % config.disableAfterFailures === 0)) {
+        await tellHealth(webhookId, run.failingSince);
+      }
     } else if (outcome.outcome === 'stopped' && outcome.reason.startsWith('410')) {
       await disableWebhook(db, webhookId, new Date());
     }
   }
 
+  /**
+   * One attempt of one event to some of its webhooks, in parallel: all of them for
+   * the first attempt (run as a local activity), one for each retry.
+   */
+  async function attemptDeliveries(input: AttemptInput): Promise<AttemptResult> {
+    const ctx = await loadAttempt(db, input.eventId);
+    if (!ctx) {
+      return { status: 'failed', outcomes: input.targets.map((t) => ({ webhookId: t.webhookId, outcome: 'stopped', reason: 'event not found' })) };
+    }
+    const body = deliveryBody(eventDelivery(ctx.event, ctx.urls));
+    const toSend: DeliveryWithWebhook[] = [];
+    const outcomes: TargetOutcome[] = [];
+    for (const { webhookId } of input.targets) {
+      const delivery = ctx.deliveries.get(webhookId);
+      if (!delivery) outcomes.push({ webhookId, outcome: 'stopped', reason: 'no delivery for this webhook' });
+      // Already acknowledged (a retried activity, or a duplicate run): never deliver twice.
+      else if (delivery.state === 'completed') outcomes.push({ webhookId, outcome: 'delivered' });
+      else toSend.push(delivery);
+    }
+    const recorder = outcomeRecorder((batch) => recordAttempts(db, input.eventId, batch), toSend.length);
+    outcomes.push(...(await Promise.all(toSend.map((d) => attemptOne(ctx, body, d, input.retryDelaysMs, recorder.add)))));
+    const status = (await recorder.done()) ?? ctx.event.status;
+    await Promise.all(outcomes.map((o) => followUp(o, ctx.deliveries.get(o.webhookId))));
+    return { status, outcomes };
+  }
+
   return {
+    attemptDeliveries,
+
     /**
-     * One attempt of one event to some of its webhooks, in parallel: all of them for
-     * the first attempt (run as a local activity), one for each retry.
+     * The remaining attempts to one webhook. Temporal runs them: a failed attempt
+     * fails this activity with the schedule's next delay (`nextRetryDelay`, which
+     * also carries Retry-After), and the server retries it then. Retried attempts
+     * add nothing to the workflow's history, so a failing URL costs the same few
+     * events however many attempts it takes; the UI shows the pending activity with
+     * its attempt count, last failure and next retry time.
      */
-    async attemptDeliveries(input: AttemptInput): Promise<AttemptResult> {
-      const ctx = await loadAttempt(db, input.eventId);
-      if (!ctx) {
-        return { status: 'failed', outcomes: input.targets.map((t) => ({ webhookId: t.webhookId, outcome: 'stopped', reason: 'event not found' })) };
+    async retryDelivery(input: { eventId: string; target: DeliveryTarget; retryDelaysMs: number[] }): Promise<AttemptResult> {
+      const result = await attemptDeliveries({ eventId: input.eventId, targets: [input.target], retryDelaysMs: input.retryDelaysMs });
+      const outcome = result.outcomes[0];
+      if (outcome?.outcome === 'retry') {
+        throw ApplicationFailure.create({
+          type: 'DeliveryAttemptFailed',
+          message: `attempt ${outcome.attempt}: ${outcome.responseCode ? `HTTP ${outcome.responseCode}` : 'no response'} from ${input.target.url}`,
+          nextRetryDelay: outcome.retryInMs,
+          // An endpoint failing is business as usual: the SDK logs it at DEBUG, not as a worker warning.
+          category: ApplicationFailureCategory.BENIGN,
+        });
       }
-      const body = deliveryBody(eventDelivery(ctx.event, ctx.urls));
-      const toSend: DeliveryWithWebhook[] = [];
-      const outcomes: TargetOutcome[] = [];
-      for (const { webhookId } of input.targets) {
-        const delivery = ctx.deliveries.get(webhookId);
-        if (!delivery) outcomes.push({ webhookId, outcome: 'stopped', reason: 'no delivery for this webhook' });
-        // Already acknowledged (a retried activity, or a duplicate run): never deliver twice.
-        else if (delivery.state === 'completed') outcomes.push({ webhookId, outcome: 'delivered' });
-        else toSend.push(delivery);
-      }
-      const recorder = outcomeRecorder((batch) => recordAttempts(db, input.eventId, batch), toSend.length);
-      outcomes.push(...(await Promise.all(toSend.map((d) => attemptOne(ctx, body, d, input, recorder.add)))));
-      const status = (await recorder.done()) ?? ctx.event.status;
-      await Promise.all(outcomes.map((o) => followUp(o, ctx.deliveries.get(o.webhookId))));
-      return { status, outcomes };
+      return result;
     },
 
-    /** Called by the health workflow when failures are sustained. */
-    async disableFailingWebhook(webhookId: string): Promise<boolean> {
-      return disableWebhook(db, webhookId, new Date());
+    /** Called by the health workflow when a run of failures may have lasted long enough. */
+    async disableIfSustained(webhookId: string, since: number, minFailures: number, minSpanMs: number): Promise<HealthVerdict> {
+      return disableIfSustained(db, webhookId, new Date(since), minFailures, minSpanMs, new Date());
     },
   };
 

@@ -47,6 +47,26 @@ export async function burst(sys: BenchSystem, n: number, waitMs: number) {
   };
 }
 
+const WARMUP_SECONDS = 3;
+
+/** Publishes at a steady rate for `seconds`, recording each event's send time. */
+async function offer(sys: BenchSystem, userId: string, rate: number, seconds: number, sentAt: Map<string, number>) {
+  const total = Math.round(rate * seconds);
+  const t0 = performance.now();
+  const inflight = new Set<Promise<void>>();
+  let publishErrors = 0;
+  for (let i = 0; i < total; i++) {
+    const wait = t0 + (i * 1000) / rate - performance.now();
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    if (inflight.size >= 256) await Promise.race(inflight); // never more than 256 open publishes
+    const started = performance.timeOrigin + performance.now();
+    const p: Promise<void> = publish(sys.origin, userId).then((id) => void sentAt.set(id, started), () => void publishErrors++).finally(() => inflight.delete(p));
+    inflight.add(p);
+  }
+  await Promise.all(inflight);
+  return { total, publishErrors };
+}
+
 /**
  * 2. and 4. Steady offered load; latency from the publisher's send time to the
  * receiver's first sight of the event id, per healthy receiver. With `failingReceiver`
@@ -57,30 +77,29 @@ export async function latency(sys: BenchSystem, rate: number, seconds: number, w
   const failing = opts.failingReceiver ? receivers[2]! : undefined;
   if (failing) failing.failWith = 500;
   const healthy = receivers.filter((r) => r !== failing);
+  // Warm-up at the same rate, not measured: the first second after a start is slower
+  // (workflow contexts, JIT, new connections to the database and the receivers).
+  await offer(sys, acct.userId, rate, WARMUP_SECONDS, new Map());
+  if (failing) failing.requests = 0;
   const sentAt = new Map<string, number>();
-  const total = Math.round(rate * seconds);
+  const meter = await startCostMeter(sys);
   const t0 = performance.now();
-  const inflight = new Set<Promise<void>>();
-  let publishErrors = 0;
-  for (let i = 0; i < total; i++) {
-    const wait = t0 + (i * 1000) / rate - performance.now();
-    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-    if (inflight.size >= 256) await Promise.race(inflight); // never more than 256 open publishes
-    const started = performance.timeOrigin + performance.now();
-    const p: Promise<void> = publish(sys.origin, acct.userId).then((id) => void sentAt.set(id, started), () => void publishErrors++).finally(() => inflight.delete(p));
-    inflight.add(p);
-  }
-  await Promise.all(inflight);
+  const { total, publishErrors } = await offer(sys, acct.userId, rate, seconds, sentAt);
   const publishSeconds = (performance.now() - t0) / 1000;
-  const allReceived = await waitUntil(() => healthy.every((r) => r.firstSeen.size >= sentAt.size), waitMs);
+  const measured = [...sentAt.keys()];
+  const allReceived = await waitUntil(() => healthy.every((r) => measured.every((id) => r.firstSeen.has(id))), waitMs);
   const samples: number[] = [];
   for (const r of healthy) for (const [id, at] of r.firstSeen) if (sentAt.has(id)) samples.push(at - sentAt.get(id)!);
   const failingRequests = failing?.requests;
+  // The cost of the offered load (and, with a failing receiver, of its retries so far).
+  const ids = [...sentAt.keys()];
+  const cost = await meter.stop(ids.length, ids.filter((_, i) => i % Math.ceil(ids.length / 10) === 0));
   if (failing) failing.failWith = null;
   const settled = await settle(sys, 60_000, acct.userId);
   await Promise.all(receivers.map((r) => r.close()));
   return {
     offered_events_per_second: rate,
+    warmup_seconds_not_measured: WARMUP_SECONDS,
     seconds,
     events: total,
     achieved_publish_per_second: round(sentAt.size / publishSeconds),
@@ -91,6 +110,7 @@ export async function latency(sys: BenchSystem, rate: number, seconds: number, w
     not_received_within_wait: sentAt.size * healthy.length - samples.length,
     ...(failing ? { requests_to_failing_receiver: failingRequests } : {}),
     workflows_finished_after: settled,
+    cost,
   };
 }
 

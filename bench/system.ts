@@ -1,6 +1,6 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import os, { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { freePort, waitForPort } from '../src/launcher/free-port';
@@ -10,6 +10,8 @@ import { findPids } from './processes';
 
 const CLI = path.resolve('bin/shiphook.mjs');
 export const ADMIN_TOKEN = 'bench-admin-token';
+/** Nice value of the retries worker (0 = normal, 19 = lowest). */
+const RETRY_WORKER_NICE = 10;
 
 /** The system as production runs it: separate api and worker processes, real services. */
 export interface BenchSystem {
@@ -30,7 +32,7 @@ export interface BenchSystem {
 
 /** `profileDir`: api and worker write V8 CPU profiles there (`--cpu-prof`) when they stop. */
 export async function startBenchSystem(env: Record<string, string>, opts: { profileDir?: string } = {}): Promise<BenchSystem> {
-  const node = (command: string) => [...(opts.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${path.join(opts.profileDir, command)}`] : []), CLI, command];
+  const node = (command: string, label = command) => [...(opts.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${path.join(opts.profileDir, label)}`] : []), CLI, command];
   const dataDir = mkdtempSync(path.join(tmpdir(), 'shiphook-bench-'));
   const children = new Set<ChildProcess>();
   let client: Client | undefined;
@@ -70,11 +72,19 @@ export async function startBenchSystem(env: Record<string, string>, opts: { prof
       return child;
     };
     execFileSync(process.execPath, [CLI, 'migrate'], { env: childEnv, stdio: ['ignore', 'ignore', 'inherit'] });
-    const worker = track(spawn(process.execPath, node('worker'), { env: childEnv, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] }));
-    await new Promise<void>((resolve, reject) => {
-      worker.on('message', (m: { ready?: boolean }) => m?.ready && resolve());
-      worker.once('exit', (code) => reject(new Error(`worker exited (${code})`)));
-    });
+    // As production is advised to run it: first attempts in one worker, retries in another
+    // at a lower CPU priority, so an endpoint that is down only gets capacity left over.
+    const startWorker = async (role: 'deliveries' | 'retries') => {
+      const child = track(spawn(process.execPath, node('worker', `worker-${role}`), { env: { ...childEnv, SHIPHOOK_WORKER_ROLE: role }, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] }));
+      await new Promise<void>((resolve, reject) => {
+        child.on('message', (m: { ready?: boolean }) => m?.ready && resolve());
+        child.once('exit', (code) => reject(new Error(`${role} worker exited (${code})`)));
+      });
+      return child;
+    };
+    const worker = await startWorker('deliveries');
+    const retryWorker = await startWorker('retries');
+    os.setPriority(retryWorker.pid!, RETRY_WORKER_NICE);
     const startApi = async (extra: Record<string, string>) => {
       const api = track(spawn(process.execPath, node('api'), { env: { ...childEnv, ...extra }, stdio: ['ignore', 'ignore', 'inherit'] }));
       await waitForPort(port);
@@ -85,7 +95,7 @@ export async function startBenchSystem(env: Record<string, string>, opts: { prof
     const temporalPid = findPids((c) => c.includes('start-dev') && c.includes(`--port ${temporalPort}`))[0];
     const pgPort = new URL(infra.databaseUrl).port;
     const postgresPid = infra.started.postgres ? findPids((c) => /\/postgres .*-p /.test(c) && c.includes(`-p ${pgPort}`))[0] : undefined;
-    const pids: Record<string, number> = { api: api.pid!, worker: worker.pid!, ...(temporalPid ? { temporal: temporalPid } : {}) };
+    const pids: Record<string, number> = { api: api.pid!, worker: worker.pid!, retry_worker: retryWorker.pid!, ...(temporalPid ? { temporal: temporalPid } : {}) };
     client = new Client({ connection: await Connection.connect({ address: infra.temporalAddress }), namespace: 'default' });
     const temporal = client;
     return {

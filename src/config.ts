@@ -28,6 +28,12 @@ export interface Config {
   disableAfterMs: number;
   testTrackerStepMs: number;
   worker: {
+    /**
+     * What a worker process serves: `all` (one process does everything), `deliveries`
+     * (workflows, first attempts, the outbox dispatcher) or `retries` (later attempts,
+     * from their own task queue, so they can run at a lower priority or on other machines).
+     */
+    role: WorkerRole;
     /** Workflow tasks one worker runs at once; eager starts need a free one. */
     workflowTaskSlots: number;
     /** Workflows kept in memory between tasks (bounds the worker's RSS). */
@@ -35,6 +41,9 @@ export interface Config {
   };
   logLevel: 'debug' | 'info' | 'warn' | 'error';
 }
+
+export type WorkerRole = 'all' | 'deliveries' | 'retries';
+const WORKER_ROLES: WorkerRole[] = ['all', 'deliveries', 'retries'];
 
 export const DEFAULT_RETRY_DELAYS = '5s,5m,30m,2h,5h,10h,10h';
 
@@ -61,6 +70,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     disableAfterMs: duration(env.SHIPHOOK_DISABLE_AFTER || '5d', 'SHIPHOOK_DISABLE_AFTER'),
     testTrackerStepMs: duration(env.SHIPHOOK_TEST_TRACKER_STEP || '1m', 'SHIPHOOK_TEST_TRACKER_STEP'),
     worker: {
+      role: oneOf(env.SHIPHOOK_WORKER_ROLE, WORKER_ROLES, 'all', 'SHIPHOOK_WORKER_ROLE'),
       workflowTaskSlots: int(env.SHIPHOOK_WORKER_TASK_SLOTS, 200, 'SHIPHOOK_WORKER_TASK_SLOTS'),
       cachedWorkflows: int(env.SHIPHOOK_WORKER_CACHED_WORKFLOWS, 500, 'SHIPHOOK_WORKER_CACHED_WORKFLOWS'),
     },
@@ -74,6 +84,15 @@ function int(value: string | undefined, fallback: number, name: string): number 
   if (!Number.isInteger(n) || n < 0) throw new Error(`${name} must be a non-negative integer`);
   return n;
 }
+
+function oneOf<T extends string>(value: string | undefined, allowed: T[], fallback: T, name: string): T {
+  if (value === undefined || value === '') return fallback;
+  if (!allowed.includes(value as T)) throw new Error(`${name} must be one of ${allowed.join(', ')}`);
+  return value as T;
+}
+
+/** Later attempts wait and run on their own task queue, beside the main one. */
+export const retryTaskQueue = (config: Pick<Config, 'taskQueue'>) => `${config.taskQueue}-retries`;
 
 const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 

@@ -2,7 +2,7 @@ import { fileURLToPath } from 'node:url';
 import { Client } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { createActivities } from '../activities';
-import type { Config } from './config';
+import { type Config, retryTaskQueue } from './config';
 import type { Db } from './db/database';
 import { startDispatcher } from './delivery/dispatcher';
 
@@ -12,35 +12,61 @@ const WORKFLOWS = fileURLToPath(new URL('../workflows/index.ts', import.meta.url
 export const DISPATCH_INTERVAL_MS = 2000;
 
 /**
- * The Temporal worker: delivery workflows, the activities that do the HTTP and
- * SQL, and the outbox dispatcher that starts the workflows of published events.
- * One NativeConnection serves all three, which is what lets the dispatcher's
- * starts be eager. `run()` resolves after SIGINT/SIGTERM once in-flight tasks are done.
+ * A worker process, by role (config.worker.role):
+ * - `deliveries`: delivery workflows, first attempts (local activities), the other
+ *   activities, and the outbox dispatcher that starts the workflows of published events;
+ * - `retries`: later attempts, from their own task queue, so they can run at a lower
+ *   priority (or elsewhere) and an endpoint that is down never slows fresh events;
+ * - `all`: both in one process.
+ * One NativeConnection serves everything, which is what lets the dispatcher's starts
+ * be eager. `run()` resolves after SIGINT/SIGTERM once in-flight tasks are done.
  */
 export async function createWorker(config: Config, db: Db) {
   if (!config.temporalAddress || !config.databaseUrl) throw new Error('TEMPORAL_ADDRESS and DATABASE_URL must be set');
+  const { role } = config.worker;
   const connection = await NativeConnection.connect({ address: config.temporalAddress });
   const client = new Client({ connection, namespace: config.temporalNamespace });
-  const worker = await Worker.create({
-    connection,
-    namespace: config.temporalNamespace,
-    taskQueue: config.taskQueue,
-    workflowsPath: WORKFLOWS,
-    activities: createActivities({ config, db, temporal: async () => client }),
-    // An eager start is only taken while a workflow task slot is free.
-    maxConcurrentWorkflowTaskExecutions: config.worker.workflowTaskSlots,
-    // Bounds memory: a delivery that waits on a retry timer leaves the cache and is
-    // replayed from its (short) history when the timer fires.
-    maxCachedWorkflows: config.worker.cachedWorkflows,
-  });
+  const activities = createActivities({ config, db, temporal: async () => client });
+  const workers: Worker[] = [];
+  if (role !== 'retries') {
+    workers.push(
+      await Worker.create({
+        connection,
+        namespace: config.temporalNamespace,
+        taskQueue: config.taskQueue,
+        workflowsPath: WORKFLOWS,
+        activities,
+        // An eager start is only taken while a workflow task slot is free.
+        maxConcurrentWorkflowTaskExecutions: config.worker.workflowTaskSlots,
+        // Bounds memory: a delivery that waits on a retry leaves the cache and is
+        // replayed from its (short) history when the retry completes.
+        maxCachedWorkflows: config.worker.cachedWorkflows,
+      }),
+    );
+  }
+  if (role !== 'deliveries') {
+    workers.push(
+      await Worker.create({
+        connection,
+        namespace: config.temporalNamespace,
+        taskQueue: retryTaskQueue(config),
+        activities: { retryDelivery: activities.retryDelivery },
+      }),
+    );
+  }
   return {
-    worker,
     async run() {
-      const dispatcher = startDispatcher({ db, databaseUrl: config.databaseUrl!, client, config, intervalMs: DISPATCH_INTERVAL_MS });
+      const dispatcher = role === 'retries' ? undefined : startDispatcher({ db, databaseUrl: config.databaseUrl!, client, config, intervalMs: DISPATCH_INTERVAL_MS });
+      const runs = workers.map((w) => w.run());
       try {
-        await worker.run();
+        await Promise.all(runs);
+      } catch (err) {
+        // One failed for good: stop the other too, then report.
+        for (const w of workers) if (w.getState() === 'RUNNING') w.shutdown();
+        await Promise.allSettled(runs);
+        throw err;
       } finally {
-        await dispatcher.stop();
+        await dispatcher?.stop();
         await connection.close();
       }
     },

@@ -17,9 +17,10 @@ export interface DeliverEventInput {
   retryDelaysMs: number[];
   /** Bounds one HTTP attempt; the activity gets that plus room for SQL. */
   attemptTimeoutMs: number;
+  /** Where later attempts run (workers of role `retries` or `all`). */
+  retryTaskQueue: string;
 }
 
-const JITTER = 0.2;
 /** Infrastructure errors only (the database unreachable): HTTP outcomes are results, not errors. */
 const INFRASTRUCTURE_RETRY = { initialInterval: '1s', maximumInterval: '30s', maximumAttempts: 10 } as const;
 
@@ -29,19 +30,19 @@ const INFRASTRUCTURE_RETRY = { initialInterval: '1s', maximumInterval: '30s', ma
  * Attempt 1 goes to every URL at once as a local activity: it runs inside the
  * first workflow task, so the POSTs leave without another round trip to the
  * server, and an event whose endpoints all answer 2XX completes in that one task.
- * Each URL that failed then retries on its own: a durable timer, then an attempt
- * activity for that URL alone, so one failing endpoint never holds the others
- * back and every retry, its masked URL and outcome are visible in the UI.
  *
- * History stays bounded: the first attempt is one marker; each retry is ~6 events
- * (timer started/fired, activity scheduled/started/completed), so 100 webhooks ×
- * 7 retries stay near 4,000 events, well inside Temporal's 50K limit. Retry policies
- * would add no history per attempt but hide the attempts and cannot express a
- * per-attempt schedule with Retry-After; here they only cover infrastructure errors.
+ * Each URL that failed waits on a durable timer for the first retry, then gets one
+ * `retryDelivery` activity whose later attempts the server schedules: the activity
+ * fails with the next delay of the schedule (or a longer Retry-After) and Temporal
+ * retries it then. Retried activity attempts add no history, so a failing URL costs
+ * ~8 history events and two workflow tasks however many attempts it takes, one
+ * failing endpoint never holds the others back, and the UI shows each pending
+ * attempt with its count, last failure and next retry time (every attempt's
+ * request and response are Payloads in the API). Attempts are numbered by what the
+ * database recorded as sent, so infrastructure errors never use one up.
  */
 export async function deliverEvent(input: DeliverEventInput): Promise<string | undefined> {
   const { eventId, targets, retryDelaysMs } = input;
-  const lastAttempt = retryDelaysMs.length + 1;
   let lastStatus = workflowInfo().typedSearchAttributes.get(EventStatusAttr);
   const seen = (result: AttemptResult) => {
     if (result.status === lastStatus) return;
@@ -50,45 +51,40 @@ export async function deliverEvent(input: DeliverEventInput): Promise<string | u
   };
 
   const activityTimeout = input.attemptTimeoutMs + 10_000; // HTTP plus room for SQL and the health report
-  let retries: { target: DeliveryTarget; from: number; retryAfterMs?: number }[];
+  let retries: { target: DeliveryTarget; waitMs: number }[];
   try {
     const { attemptDeliveries } = proxyLocalActivities<Activities>({
       startToCloseTimeout: activityTimeout,
       retry: INFRASTRUCTURE_RETRY,
       summary: `attempt 1: POST to ${targets.length} webhook${targets.length === 1 ? '' : 's'}`,
     });
-    const first = await attemptDeliveries({ eventId, targets, attempt: 1, final: lastAttempt === 1 });
+    const first = await attemptDeliveries({ eventId, targets, retryDelaysMs });
     seen(first);
     retries = first.outcomes.flatMap((o) => {
       const target = targets.find((t) => t.webhookId === o.webhookId);
-      return o.outcome === 'failed' && target && lastAttempt > 1 ? [{ target, from: 2, retryAfterMs: o.retryAfterMs }] : [];
+      return o.outcome === 'retry' && target ? [{ target, waitMs: o.retryInMs }] : [];
     });
   } catch {
     // The fast path gave up (the database stayed unreachable through its retries):
-    // every URL goes through regular activities, which the server retries with backoff.
-    retries = targets.map((target) => ({ target, from: 1 }));
+    // every URL goes to a regular activity, which the server retries with backoff.
+    retries = targets.map((target) => ({ target, waitMs: 0 }));
   }
 
   await Promise.all(
-    retries.map(async ({ target, from, retryAfterMs }) => {
-      const { attemptDeliveries } = proxyActivities<Activities>({
-        // Also how soon an attempt lost with a dead worker is tried again.
+    retries.map(async ({ target, waitMs }) => {
+      const { retryDelivery } = proxyActivities<Activities>({
+        // Its own task queue: workers can serve it at a lower priority than first attempts.
+        taskQueue: input.retryTaskQueue,
+        // Per attempt; also how soon an attempt lost with a dead worker is tried again.
         startToCloseTimeout: activityTimeout,
-        retry: INFRASTRUCTURE_RETRY,
+        // Delivery failures set their own delay (nextRetryDelay); this backoff is for
+        // infrastructure errors, and there is no attempt limit because the activity
+        // itself ends the run when the schedule's attempts are spent.
+        retry: { initialInterval: '1s', maximumInterval: '30s', backoffCoefficient: 2 },
         summary: `POST ${target.url}`,
       });
-      for (let attempt = from; attempt <= lastAttempt; attempt++) {
-        if (attempt > 1) {
-          const planned = retryDelaysMs[attempt - 2]!;
-          const jittered = planned * (1 - JITTER + Math.random() * 2 * JITTER); // deterministic in workflows
-          await sleep(Math.max(jittered, retryAfterMs ?? 0));
-        }
-        const result = await attemptDeliveries({ eventId, targets: [target], attempt, final: attempt === lastAttempt });
-        seen(result);
-        const outcome = result.outcomes[0];
-        if (outcome?.outcome !== 'failed') return;
-        retryAfterMs = outcome.retryAfterMs;
-      }
+      if (waitMs > 0) await sleep(waitMs);
+      seen(await retryDelivery({ eventId, target, retryDelaysMs }));
     }),
   );
 

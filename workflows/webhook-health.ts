@@ -5,67 +5,58 @@ export interface HealthInput {
   webhookId: string;
   disableAfterFailures: number;
   disableAfterMs: number;
-  /** Carried across continue-as-new. */
-  state?: { consecutiveFailures: number; firstFailureAt?: number };
+  /** Carried across continue-as-new: the start (epoch ms) of the run of failures being watched. */
+  failingSince?: number;
 }
 
-export interface HealthReport {
-  ok: boolean;
-  /** Epoch ms of the attempt. */
-  at: number;
-}
+/** A run of failed attempts started at `since` (epoch ms); sent again every few failures of the run. */
+export const failingSignal = defineSignal<[{ since: number }]>('failing');
+/** An attempt succeeded after failures: the run is over. */
+export const recoveredSignal = defineSignal('recovered');
 
-export const attemptSignal = defineSignal<[HealthReport]>('attempt');
-
-const { disableFailingWebhook } = proxyActivities<Activities>({
+const { disableIfSustained } = proxyActivities<Activities>({
   startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '1s', maximumInterval: '1 minute' },
 });
 
-/** Reports handled per run before continuing as new: keeps the history short. */
-const REPORTS_PER_RUN = 500;
-/** With nothing reported for this long the workflow ends; the next failure starts it again. */
+/** Checks per run before continuing as new: keeps the history short. */
+const CHECKS_PER_RUN = 200;
+/** With nothing to watch for this long the workflow ends; the next run of failures starts it again. */
 const IDLE_MS = 7 * 24 * 60 * 60 * 1000;
+/** When the span has passed but not enough attempts failed yet, look again this often (at most). */
+const RECHECK_MS = 60 * 60 * 1000;
 
 /**
- * One long-lived workflow per webhook (id `webhook-health-<hook_id>`), fed by
- * signalWithStart from delivery attempts. It disables the webhook when failures
- * are sustained: at least `disableAfterFailures` consecutive failed attempts that
- * span at least `disableAfterMs`. A success resets the count.
+ * One long-lived workflow per webhook (id `webhook-health-<hook_id>`), started by
+ * signalWithStart from delivery attempts. Failed attempts are counted in the
+ * webhook row (one atomic UPDATE each); this workflow hears only when a run of
+ * failures starts and ends, so an endpoint that is down costs Temporal a few
+ * signals, not one per attempt. It disables the webhook when the run is
+ * sustained: at least `disableAfterFailures` attempts in a row that span at least
+ * `disableAfterMs`. The waiting is a durable timer, visible in the UI.
  */
 export async function webhookHealth(input: HealthInput): Promise<void> {
-  const queue: HealthReport[] = [];
-  setHandler(attemptSignal, (report) => void queue.push(report));
-  let { consecutiveFailures, firstFailureAt } = input.state ?? { consecutiveFailures: 0 };
-  let handled = 0;
+  let failingSince = input.failingSince;
+  setHandler(failingSignal, ({ since }) => void (failingSince = since));
+  setHandler(recoveredSignal, () => void (failingSince = undefined));
 
-  while (handled < REPORTS_PER_RUN) {
-    const active = await condition(() => queue.length > 0, IDLE_MS);
-    if (!active) return;
-    const report = queue.shift()!;
-    handled++;
-    if (report.ok) {
-      consecutiveFailures = 0;
-      firstFailureAt = undefined;
+  for (let check = 0; check < CHECKS_PER_RUN; check++) {
+    if (failingSince === undefined) {
+      if (!(await condition(() => failingSince !== undefined, IDLE_MS))) return;
       continue;
     }
-    consecutiveFailures++;
-    firstFailureAt ??= report.at;
-    if (consecutiveFailures >= input.disableAfterFailures && report.at - firstFailureAt >= input.disableAfterMs) {
-      await disableFailingWebhook(input.webhookId);
-      consecutiveFailures = 0;
-      firstFailureAt = undefined;
+    const since = failingSince;
+    const runChanged = () => failingSince !== since;
+    // Workflow time is deterministic: Date.now() here is the time of the current task.
+    const due = since + input.disableAfterMs - Date.now();
+    if (due > 0 && (await condition(runChanged, due))) continue;
+    const verdict = await disableIfSustained(input.webhookId, since, input.disableAfterFailures, input.disableAfterMs);
+    if (verdict === 'not yet') {
+      // The span has passed but fewer attempts than the threshold failed so far.
+      await condition(runChanged, Math.min(input.disableAfterMs, RECHECK_MS));
+    } else if (!runChanged()) {
+      failingSince = undefined; // disabled, or the run ended meanwhile
     }
   }
-  // Reports that arrived in the same workflow task are handled before continuing as new.
-  for (const report of queue.splice(0)) {
-    if (report.ok) {
-      consecutiveFailures = 0;
-      firstFailureAt = undefined;
-    } else {
-      consecutiveFailures++;
-      firstFailureAt ??= report.at;
-    }
-  }
-  await continueAsNew<typeof webhookHealth>({ ...input, state: { consecutiveFailures, firstFailureAt } });
+  await continueAsNew<typeof webhookHealth>({ ...input, failingSince });
 }

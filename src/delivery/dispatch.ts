@@ -1,6 +1,6 @@
 import type { Client } from '@temporalio/client';
 import { sql } from 'kysely';
-import type { Config } from '../config';
+import { type Config, retryTaskQueue } from '../config';
 import type { Executor } from '../db/database';
 import type { EventRow } from '../db/tables/events';
 import { maskUrl } from '../domain/webhook-url';
@@ -27,6 +27,7 @@ export async function startDelivery(client: Client, config: Config, event: Event
     targets,
     retryDelaysMs: config.retryDelaysMs,
     attemptTimeoutMs: config.attemptTimeoutMs,
+    retryTaskQueue: retryTaskQueue(config),
   };
   const start = client.workflow.start('deliverEvent', {
     taskQueue: config.taskQueue,

@@ -3,7 +3,7 @@ import type { Db } from '../db/database';
 import type { DeliveryState, EventRow, EventStatus } from '../db/tables/events';
 import type { CustomHeader } from '../db/tables/webhooks';
 import { type EventUrls, refreshEventStatus, urlsOf } from './events';
-import { type NewPayload, recordPayloads } from './payloads';
+import { type NewPayload, payloadRows, recordPayloads } from './payloads';
 
 /**
  * Event deliveries as the delivery engine reads and writes them (one row per event
@@ -18,6 +18,8 @@ export interface DeliveryWithWebhook {
   /** As stored: may carry `user:password@` for Basic auth. Mask before showing it. */
   url: string;
   state: DeliveryState;
+  /** Attempts sent so far: the next one is number `attempts + 1`. */
+  attempts: number;
   /** Undefined when the webhook row is gone. */
   webhook?: {
     customHeaders: CustomHeader[];
@@ -42,7 +44,7 @@ export async function loadAttempt(db: Db, eventId: string): Promise<AttemptConte
     db
       .selectFrom('event_deliveries as d')
       .leftJoin('webhooks as w', 'w.id', 'd.webhook_id')
-      .select(['d.webhook_id', 'd.url', 'd.state', 'w.id as hook_id', 'w.custom_headers', 'w.webhook_secret', 'w.disabled_at', 'w.deleted_at', 'w.failing_since'])
+      .select(['d.webhook_id', 'd.url', 'd.state', 'd.attempts', 'w.id as hook_id', 'w.custom_headers', 'w.webhook_secret', 'w.disabled_at', 'w.deleted_at', 'w.failing_since'])
       .where('d.event_id', '=', eventId)
       .orderBy('d.webhook_id')
       .execute(),
@@ -54,6 +56,7 @@ export async function loadAttempt(db: Db, eventId: string): Promise<AttemptConte
       webhookId: r.webhook_id,
       url: r.url,
       state: r.state,
+      attempts: r.attempts,
       webhook: r.hook_id
         ? { customHeaders: r.custom_headers ?? [], secret: r.webhook_secret, disabledAt: r.disabled_at, deletedAt: r.deleted_at, failingSince: r.failing_since }
         : undefined,
@@ -65,6 +68,8 @@ export async function loadAttempt(db: Db, eventId: string): Promise<AttemptConte
 /** The outcome of one target in an attempt. */
 export interface AttemptRecord {
   webhookId: string;
+  /** The delivery as the attempt found it. */
+  before: { state: DeliveryState; attempts: number };
   /** The delivery's state after this attempt. */
   state: DeliveryState;
   /** What was sent and received; absent when nothing was sent (webhook disabled or deleted). */
@@ -75,8 +80,23 @@ export interface AttemptRecord {
  * Records a batch of outcomes of one event: the Payloads, the delivery states, and
  * the event status derived from them, in one transaction under the event's lock
  * (concurrent attempts of one event take turns). Returns the event status.
+ *
+ * A failed retry with attempts left (pending before and after, not the first
+ * attempt) cannot move the status: the event is `retrying` before and after (see
+ * the transitions in events.ts). Those batches, the bulk of the work while an
+ * endpoint is down, are one statement with no lock.
  */
 export async function recordAttempts(db: Db, eventId: string, records: AttemptRecord[]): Promise<EventStatus> {
+  if (records.every((r) => r.payload && r.state === 'pending' && r.before.state === 'pending' && r.before.attempts >= 1)) {
+    await db
+      .with('recorded', (q) => q.insertInto('payloads').values(payloadRows(records.map((r) => r.payload!))))
+      .updateTable('event_deliveries')
+      .set((eb) => ({ attempts: eb('attempts', '+', 1), updated_at: new Date() }))
+      .where('event_id', '=', eventId)
+      .where('webhook_id', 'in', records.map((r) => r.webhookId))
+      .execute();
+    return 'retrying';
+  }
   return db.transaction().execute(async (trx) => {
     await trx.selectFrom('events').select('id').where('id', '=', eventId).forUpdate().execute();
     await recordPayloads(trx, records.flatMap((r) => (r.payload ? [r.payload] : [])));

@@ -37,26 +37,26 @@ export interface NewPayload {
   totalTime: number;
 }
 
+/** Rows for the payloads table. */
+export function payloadRows(payloads: NewPayload[]) {
+  return payloads.map((p) => ({
+    id: newId('payload'),
+    event_id: p.eventId,
+    webhook_id: p.webhookId,
+    request_url: p.requestUrl,
+    request_headers: JSON.stringify(p.requestHeaders),
+    request_body: p.requestBody,
+    response_code: p.responseCode,
+    response_headers: JSON.stringify(p.responseHeaders),
+    response_body: p.responseBody.slice(0, MAX_STORED_RESPONSE),
+    total_time: p.totalTime,
+  }));
+}
+
 /** Records the attempts of one batch in one statement. */
 export async function recordPayloads(db: Executor, payloads: NewPayload[]): Promise<void> {
   if (payloads.length === 0) return;
-  await db
-    .insertInto('payloads')
-    .values(
-      payloads.map((p) => ({
-        id: newId('payload'),
-        event_id: p.eventId,
-        webhook_id: p.webhookId,
-        request_url: p.requestUrl,
-        request_headers: JSON.stringify(p.requestHeaders),
-        request_body: p.requestBody,
-        response_code: p.responseCode,
-        response_headers: JSON.stringify(p.responseHeaders),
-        response_body: p.responseBody.slice(0, MAX_STORED_RESPONSE),
-        total_time: p.totalTime,
-      })),
-    )
-    .execute();
+  await db.insertInto('payloads').values(payloadRows(payloads)).execute();
 }
 
 export async function listPayloads(db: Db, who: Principal, eventId: string) {

@@ -118,7 +118,8 @@ export async function getWebhook(db: Db, who: Principal, id: string) {
 export async function updateWebhook(db: Db, who: Principal, id: string, input: Record<string, unknown>) {
   await ownWebhook(db, who, id);
   const errors = new FieldErrors();
-  const changes: WebhookUpdate = { disabled_at: null, updated_at: new Date() };
+  // Re-enabled, and its health starts afresh: a failure after this starts a new run.
+  const changes: WebhookUpdate = { disabled_at: null, failing_since: null, consecutive_failures: 0, updated_at: new Date() };
   const secret = readSecret(input.webhook_secret, errors);
   if (secret !== undefined) changes.webhook_secret = secret;
   if ('custom_headers' in input) changes.custom_headers = JSON.stringify(validateCustomHeaders(input.custom_headers ?? [], errors));
@@ -175,11 +176,53 @@ export async function disableWebhook(db: Executor, id: string, at: Date): Promis
   return result.numUpdatedRows > 0n;
 }
 
-/** The start of a run of failed attempts (kept until an attempt succeeds). */
-export async function markFailing(db: Executor, id: string, at: Date): Promise<void> {
-  await db.updateTable('webhooks').set({ failing_since: at }).where('id', '=', id).where('failing_since', 'is', null).execute();
+// ---- health: runs of failed attempts (seed 3.2) -------------------------------------
+
+/**
+ * Counts a failed attempt. Returns the run it belongs to: when it started and how
+ * many attempts in a row have failed (1 = this failure started the run).
+ */
+export async function recordFailure(db: Executor, id: string, at: Date): Promise<{ failingSince: Date; consecutiveFailures: number } | undefined> {
+  const row = await db
+    .updateTable('webhooks')
+    .set((eb) => ({ consecutive_failures: eb('consecutive_failures', '+', 1), failing_since: eb.fn.coalesce('failing_since', eb.val(at)) }))
+    .where('id', '=', id)
+    .returning(['failing_since', 'consecutive_failures'])
+    .executeTakeFirst();
+  return row?.failing_since ? { failingSince: row.failing_since, consecutiveFailures: row.consecutive_failures } : undefined;
 }
 
-export async function clearFailing(db: Executor, id: string): Promise<void> {
-  await db.updateTable('webhooks').set({ failing_since: null }).where('id', '=', id).execute();
+/** A successful attempt ends the run; true when there was one (the health workflow is told). */
+export async function recordSuccess(db: Executor, id: string): Promise<boolean> {
+  const result = await db
+    .updateTable('webhooks')
+    .set({ failing_since: null, consecutive_failures: 0 })
+    .where('id', '=', id)
+    .where('failing_since', 'is not', null)
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
+export type HealthVerdict = 'disabled' | 'not yet' | 'run ended';
+
+/**
+ * Disables the webhook if the run of failures that started at `since` is still
+ * going, has at least `minFailures` attempts and has lasted at least `minSpanMs`.
+ * 'run ended': it succeeded since, was updated, disabled or deleted.
+ */
+export async function disableIfSustained(db: Db, id: string, since: Date, minFailures: number, minSpanMs: number, now: Date): Promise<HealthVerdict> {
+  const disabled = await db
+    .updateTable('webhooks')
+    .set({ disabled_at: now })
+    .where('id', '=', id)
+    .where('failing_since', '=', since)
+    .where('failing_since', '<=', new Date(now.getTime() - minSpanMs))
+    .where('consecutive_failures', '>=', minFailures)
+    .where('disabled_at', 'is', null)
+    .where('deleted_at', 'is', null)
+    .executeTakeFirst();
+  if (disabled.numUpdatedRows > 0n) return 'disabled';
+  const row = await db.selectFrom('webhooks').select(['failing_since', 'disabled_at', 'deleted_at']).where('id', '=', id).executeTakeFirst();
+  const sameRunGoesOn = row && !row.disabled_at && !row.deleted_at && row.failing_since?.getTime() === since.getTime();
+  return sameRunGoesOn ? 'not yet' : 'run ended';
 }

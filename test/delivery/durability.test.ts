@@ -27,8 +27,8 @@ async function isolatedSystem(overrides: { temporalAddress?: string } = {}) {
   return {
     api,
     database,
-    async worker(temporalAddress = testConfig().temporalAddress!) {
-      const w = await startWorkerProcess({ DATABASE_URL: database.url, TEMPORAL_ADDRESS: temporalAddress, SHIPHOOK_TASK_QUEUE: taskQueue });
+    async worker(temporalAddress = testConfig().temporalAddress!, role: 'all' | 'deliveries' | 'retries' = 'all') {
+      const w = await startWorkerProcess({ DATABASE_URL: database.url, TEMPORAL_ADDRESS: temporalAddress, SHIPHOOK_TASK_QUEUE: taskQueue, SHIPHOOK_WORKER_ROLE: role });
       workers.push(w);
       return w;
     },
@@ -124,6 +124,26 @@ describe('durability', () => {
       for (const r of receivers) expect(r.deliveries.map((d) => d.json.id).sort()).toEqual(events.map((e) => e.id).sort());
     } finally {
       await Promise.all(receivers.map((r) => r.close()));
+      await iso.close();
+    }
+  });
+
+  it('retries have workers of their own: with none running they wait, and run once one starts', async () => {
+    const iso = await isolatedSystem();
+    const receiver = await startReceiver((_d, i, res) => { res.writeHead(i === 0 ? 500 : 200).end(); });
+    try {
+      const acct = await createAccount(iso.api);
+      await webhook(iso.api, acct.testKey, receiver.url);
+      await iso.worker(undefined, 'deliveries');
+      const event = await publish(iso.api, acct.user.id, 'test');
+      await eventStatus(iso.api, acct.testKey, event.id, 'retrying');
+      await new Promise((r) => setTimeout(r, 1500)); // the 300 ms retry is due, but nobody serves retries
+      expect(receiver.deliveries).toHaveLength(1);
+      await iso.worker(undefined, 'retries');
+      await eventStatus(iso.api, acct.testKey, event.id, 'completed', 30_000);
+      expect(receiver.deliveries.map((d) => d.json.id)).toEqual([event.id, event.id]);
+    } finally {
+      await receiver.close();
       await iso.close();
     }
   });

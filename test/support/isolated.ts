@@ -34,7 +34,7 @@ export async function isolatedDatabase(): Promise<{ url: string; drop(): Promise
 }
 
 /** A `shiphook worker` process with the test timings; resolves once it polls. */
-export async function startWorkerProcess(env: { DATABASE_URL: string; TEMPORAL_ADDRESS: string; SHIPHOOK_TASK_QUEUE: string }): Promise<ChildProcess> {
+export async function startWorkerProcess(env: { DATABASE_URL: string; TEMPORAL_ADDRESS: string; SHIPHOOK_TASK_QUEUE: string; SHIPHOOK_WORKER_ROLE?: string }): Promise<ChildProcess> {
   const child = spawn(process.execPath, [CLI, 'worker'], {
     env: { ...process.env, ...TEST_ENV, ...env },
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],

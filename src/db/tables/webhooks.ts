@@ -15,6 +15,7 @@ export interface WebhooksTable {
   custom_headers: ColumnType<CustomHeader[], string | undefined, string>;
   disabled_at: Date | null;
   failing_since: Date | null;
+  consecutive_failures: ColumnType<number, number | undefined, number>;
   created_at: ColumnType<Date, Date | undefined, never>;
   updated_at: ColumnType<Date, Date | undefined, Date>;
   deleted_at: Date | null;

@@ -1,0 +1,91 @@
+import { Client, Connection } from '@temporalio/client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { healthWorkflowId } from '../../src/temporal/task-queue';
+import { eventStatus, publish, webhook } from '../support/events';
+import { call, createAccount } from '../support/http';
+import { eventually, startReceiver, status } from '../support/receiver';
+import { startSystem, type TestSystem } from '../support/system';
+
+// Test timings (test/support/test-config.ts): retries after 300, 600, 900 ms (4 attempts),
+// webhook disabled after 4 consecutive failures spanning ≥ 1 s.
+let sys: TestSystem;
+let client: Client;
+
+beforeAll(async () => {
+  sys = await startSystem();
+  client = new Client({ connection: await Connection.connect({ address: sys.config.temporalAddress! }) });
+});
+afterAll(async () => {
+  await client.connection.close();
+  await sys.close();
+});
+
+/** History event types of a workflow, with how often each occurs. */
+async function historyCounts(workflowId: string) {
+  const history = await client.workflow.getHandle(workflowId).fetchHistory();
+  const counts: Record<string, number> = {};
+  for (const e of history.events ?? []) {
+    const type = Object.keys(e).find((k) => k.endsWith('EventAttributes'))!;
+    counts[type] = (counts[type] ?? 0) + 1;
+  }
+  return { counts, events: history.events ?? [] };
+}
+
+describe('retries run by Temporal', () => {
+  it('a Retry-After on a later attempt is honoured too', async () => {
+    const acct = await createAccount(sys);
+    const receiver = await startReceiver((_d, i, res) => {
+      if (i === 0) res.writeHead(500).end();
+      else if (i === 1) res.writeHead(503, { 'retry-after': '2' }).end();
+      else res.writeHead(200).end('ok');
+    });
+    await webhook(sys, acct.testKey, receiver.url);
+    const event = await publish(sys, acct.user.id, 'test');
+    const [, second, third] = await receiver.waitFor(3, 15_000);
+    // The planned wait before attempt 3 is 600 ms ± 20%; the receiver asked for 2 s.
+    expect(third!.at - second!.at).toBeGreaterThanOrEqual(1900);
+    await eventStatus(sys, acct.testKey, event.id, 'completed');
+    await receiver.close();
+  });
+
+  it('a failing URL costs the same few history events however many attempts it takes', async () => {
+    const acct = await createAccount(sys);
+    const receiver = await startReceiver(status(500));
+    await webhook(sys, acct.testKey, receiver.url);
+    const event = await publish(sys, acct.user.id, 'test');
+    await eventStatus(sys, acct.testKey, event.id, 'failed', 15_000);
+    expect(receiver.deliveries).toHaveLength(4);
+    const { counts, events } = await historyCounts(event.id);
+    // Attempt 1 is the local activity (a marker); attempts 2–4 are one activity retried by the server.
+    expect(counts.markerRecordedEventAttributes).toBe(1);
+    expect(counts.timerStartedEventAttributes).toBe(1);
+    expect(counts.activityTaskScheduledEventAttributes).toBe(1);
+    expect(events.find((e) => e.activityTaskStartedEventAttributes)!.activityTaskStartedEventAttributes!.attempt).toBe(3);
+    const payloads = (await call(sys, 'GET', `/events/${event.id}/payloads`, { key: acct.testKey })).body.payloads;
+    expect(payloads.map((p: any) => p.response_code)).toEqual([500, 500, 500, 500]);
+    const delivery = await sys.db.selectFrom('event_deliveries').select(['attempts', 'state']).where('event_id', '=', event.id).executeTakeFirstOrThrow();
+    expect(delivery).toEqual({ attempts: 4, state: 'failed' });
+    await receiver.close();
+  });
+
+  it('the health workflow hears when a run of failures starts, not about every failure', async () => {
+    const acct = await createAccount(sys);
+    const receiver = await startReceiver(status(500));
+    const hook = await webhook(sys, acct.testKey, receiver.url);
+    const events = [await publish(sys, acct.user.id, 'test'), await publish(sys, acct.user.id, 'test')];
+    for (const e of events) await eventStatus(sys, acct.testKey, e.id, 'failed', 15_000);
+    await eventually(async () => {
+      const res = await call(sys, 'GET', `/webhooks/${hook.id}`, { key: acct.testKey });
+      return res.body.disabled_at ?? undefined;
+    }, 10_000, 'the webhook to be disabled');
+    const failures = receiver.deliveries.length;
+    const { counts } = await historyCounts(healthWorkflowId(hook.id));
+    const signals = counts.workflowExecutionSignaledEventAttributes ?? 0;
+    // Disabling takes 4 failures (more when attempts race the disable). The health workflow
+    // hears of the first one, then once every 4 (the threshold): fewer signals than failures.
+    expect(failures).toBeGreaterThanOrEqual(4);
+    expect(signals).toBeGreaterThanOrEqual(1);
+    expect(signals).toBeLessThanOrEqual(1 + Math.floor(failures / 4));
+    await receiver.close();
+  });
+});
