@@ -8,6 +8,8 @@ const CLI_TYPE: Record<string, string> = {
   TEXT: 'Text', KEYWORD: 'Keyword', INT: 'Int', DOUBLE: 'Double', BOOL: 'Bool', DATETIME: 'Datetime', KEYWORD_LIST: 'KeywordList',
 };
 
+const DEV_SERVER_GOGC = '400';
+
 export interface DevTemporal {
   address: string;
   uiUrl?: string;
@@ -41,7 +43,9 @@ export async function startDevTemporal(opts: { cliPath?: string; dbFile?: string
   else args.push('--ui-port', String(uiPort));
   if (opts.dbFile) args.push('--db-filename', opts.dbFile);
   for (const attr of searchAttributes) args.push('--search-attribute', `${attr.name}=${CLI_TYPE[attr.type]}`);
-  const child = spawn(cli, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  // Go's collector at 400% instead of 100%: the dev server spends ~15% less CPU per
+  // delivered event (bench/, burst) for ~200 MB more memory. An explicit GOGC wins.
+  const child = spawn(cli, args, { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, GOGC: process.env.GOGC ?? DEV_SERVER_GOGC } });
   let stderr = '';
   child.stderr?.on('data', (d: Buffer) => { stderr = (stderr + d.toString()).slice(-4000); });
   const exited = new Promise<never>((_, reject) =>
