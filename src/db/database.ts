@@ -1,5 +1,6 @@
 import { Kysely, PostgresDialect, type Transaction } from 'kysely';
 import pg from 'pg';
+import { preparedStatementPool } from './prepared-statements';
 import type { ApiKeysTable } from './tables/api-keys';
 import type { EventDeliveriesTable, EventsTable } from './tables/events';
 import type { PayloadsTable } from './tables/payloads';
@@ -28,9 +29,6 @@ export type Executor = Kysely<Database> | Transaction<Database>;
 pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number(v));
 
 export function createDb(databaseUrl: string, maxConnections = 10): Db {
-  return new Kysely<Database>({
-    dialect: new PostgresDialect({
-      pool: new pg.Pool({ connectionString: databaseUrl, max: maxConnections }),
-    }),
-  });
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: maxConnections });
+  return new Kysely<Database>({ dialect: new PostgresDialect({ pool: preparedStatementPool(pool) }) });
 }

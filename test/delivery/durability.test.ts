@@ -22,7 +22,10 @@ afterAll(() => sys.close());
 async function isolatedSystem(overrides: { temporalAddress?: string } = {}) {
   const database = await isolatedDatabase();
   const taskQueue = `isolated-${process.pid}-${Date.now()}`;
-  const api = await startSystem({ databaseUrl: database.url, taskQueue, ...overrides });
+  const api = await startSystem({ databaseUrl: database.url, taskQueue, ...overrides }).catch(async (err) => {
+    await database.drop();
+    throw err;
+  });
   const workers: ChildProcess[] = [];
   return {
     api,
@@ -88,9 +91,10 @@ describe('durability', () => {
     const port = await freePort();
     const dbFile = path.join(dir, 'temporal.db');
     let temporal = await startDevTemporal({ port, dbFile, ui: false });
-    const iso = await isolatedSystem({ temporalAddress: temporal.address });
+    let iso: Awaited<ReturnType<typeof isolatedSystem>> | undefined;
     const receiver = await startReceiver();
     try {
+      iso = await isolatedSystem({ temporalAddress: temporal.address });
       const acct = await createAccount(iso.api);
       await webhook(iso.api, acct.testKey, receiver.url);
       await iso.worker(temporal.address);
@@ -105,7 +109,7 @@ describe('durability', () => {
       expect(receiver.deliveries.map((d) => d.json.id)).toEqual([event.id]);
     } finally {
       await receiver.close();
-      await iso.close();
+      await iso?.close();
       await temporal.stop();
       rmSync(dir, { recursive: true, force: true });
     }
