@@ -1,6 +1,6 @@
 import type { Client } from '@temporalio/client';
 import pg from 'pg';
-import { cpuSeconds, descendants, round } from './processes';
+import { cpuSeconds, round, treeCpuSeconds } from './processes';
 import type { BenchSystem } from './system';
 
 /**
@@ -42,8 +42,8 @@ export async function startCostMeter(sys: BenchSystem): Promise<CostMeter> {
 /** CPU seconds so far of each part of the system (PostgreSQL: the server and its backends). */
 function cpuByProcess(sys: BenchSystem): Record<string, number> {
   const out: Record<string, number> = {};
-  for (const [name, pid] of Object.entries(sys.pids)) out[name] = cpuSeconds(pid);
-  if (sys.postgresPid) out.postgres = descendants(sys.postgresPid).reduce((s, p) => s + cpuSeconds(p), 0);
+  for (const [name, pid] of Object.entries(sys.pids)) out[name] = treeCpuSeconds(pid);
+  if (sys.postgresPid) out.postgres = treeCpuSeconds(sys.postgresPid);
   out.bench = cpuSeconds(process.pid); // publisher, receivers, this meter
   return out;
 }

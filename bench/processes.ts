@@ -54,21 +54,25 @@ export function cpuSeconds(pid: number): number {
   }
 }
 
+/** RSS (MB) and CPU seconds of a process and everything below it (an API of several processes). */
+export const treeRssMb = (pid: number) => descendants(pid).reduce((s, p) => s + rssMb(p), 0);
+export const treeCpuSeconds = (pid: number) => descendants(pid).reduce((s, p) => s + cpuSeconds(p), 0);
+
 /** Samples RSS every `everyMs`, keeping the peak per name (reads `pids` each time: a restarted process keeps its name). */
 export function peakSampler(pids: Record<string, number>, everyMs = 500) {
   const peak: Record<string, number> = Object.fromEntries(Object.keys(pids).map((k) => [k, 0]));
   const timer = setInterval(() => {
-    for (const [name, pid] of Object.entries(pids)) peak[name] = Math.max(peak[name] ?? 0, rssMb(pid));
+    for (const [name, pid] of Object.entries(pids)) peak[name] = Math.max(peak[name] ?? 0, treeRssMb(pid));
   }, everyMs);
   return { peak, stop: () => clearInterval(timer) };
 }
 
-/** CPU use (% of one core) and RSS of each process over a window. */
+/** CPU use (% of one core) and RSS of each process (with its children) over a window. */
 export async function usageOver(pids: Record<string, number>, windowMs: number) {
-  const before = Object.fromEntries(Object.entries(pids).map(([k, p]) => [k, cpuSeconds(p)]));
+  const before = Object.fromEntries(Object.entries(pids).map(([k, p]) => [k, treeCpuSeconds(p)]));
   await new Promise((r) => setTimeout(r, windowMs));
   return Object.fromEntries(
-    Object.entries(pids).map(([k, p]) => [k, { cpu_percent: round(((cpuSeconds(p) - before[k]!) / (windowMs / 1000)) * 100), rss_mb: round(rssMb(p)) }]),
+    Object.entries(pids).map(([k, p]) => [k, { cpu_percent: round(((treeCpuSeconds(p) - before[k]!) / (windowMs / 1000)) * 100), rss_mb: round(treeRssMb(p)) }]),
   );
 }
 

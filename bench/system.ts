@@ -64,6 +64,8 @@ export async function startBenchSystem(env: Record<string, string>, opts: { prof
       SHIPHOOK_TASK_QUEUE: 'shiphook-bench',
       LOG_LEVEL: 'warn',
       PORT: String(port),
+      // One API process per core, as production is advised to run it.
+      SHIPHOOK_API_PROCESSES: 'auto',
       ...env,
     };
     const track = (child: ChildProcess) => {

@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 
 /**
@@ -8,6 +9,8 @@ import { resolve } from 'node:path';
 export interface Config {
   port: number;
   host: string;
+  /** API processes sharing the port (Node cluster); `auto` in the environment = one per CPU. */
+  apiProcesses: number;
   /** Unset in development: the launcher starts an embedded PostgreSQL. */
   databaseUrl?: string;
   /** Unset in development: the launcher starts a Temporal dev server. */
@@ -51,6 +54,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   return {
     port: int(env.PORT, 3000, 'PORT'),
     host: env.HOST || '127.0.0.1',
+    apiProcesses: env.SHIPHOOK_API_PROCESSES === 'auto' ? availableParallelism() : Math.max(1, int(env.SHIPHOOK_API_PROCESSES, 1, 'SHIPHOOK_API_PROCESSES')),
     databaseUrl: env.DATABASE_URL || undefined,
     temporalAddress: env.TEMPORAL_ADDRESS || undefined,
     temporalNamespace: env.TEMPORAL_NAMESPACE || 'default',

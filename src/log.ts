@@ -16,6 +16,9 @@ function write(level: Level, msg: string, fields: Record<string, unknown> = {}):
   process.stdout.write(JSON.stringify({ time: new Date().toISOString(), level, msg, ...fields }) + '\n');
 }
 
+/** Whether debug lines are written: lets hot paths skip building them at all. */
+export const debugEnabled = () => threshold <= LEVELS.debug;
+
 export const log = {
   debug: (msg: string, fields?: Record<string, unknown>) => write('debug', msg, fields),
   info: (msg: string, fields?: Record<string, unknown>) => write('info', msg, fields),

@@ -2,9 +2,10 @@ import express, { type ErrorRequestHandler, type Express, type RequestHandler, R
 import type { Config } from '../config';
 import type { Db } from '../db/database';
 import { ApiError } from '../errors/api-error';
-import { log } from '../log';
+import { debugEnabled, log } from '../log';
 import { requireAdmin } from './admin-auth';
 import { authenticate } from './auth';
+import type { PrincipalCache } from './principal-cache';
 import { adminRoutes } from './routes/admin';
 import { apiKeysRoutes } from './routes/api-keys';
 import { usersRoutes } from './routes/users';
@@ -19,6 +20,8 @@ export interface AppDeps {
   config: Config;
   db: Db;
   temporal: TemporalClientSource;
+  /** Authentication without a query per request (see principal-cache.ts); none: always query. */
+  principals?: PrincipalCache;
 }
 
 export function createApp(deps: AppDeps): Express {
@@ -26,14 +29,16 @@ export function createApp(deps: AppDeps): Express {
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('query parser', 'simple');
-  app.use(collapseSlashes, requestLog);
+  app.use(collapseSlashes);
+  if (debugEnabled()) app.use(requestLog);
   app.use(express.json({ limit: '1mb', type: ['application/json', 'application/*+json'] }));
 
   const v2 = Router();
-  v2.use(authenticate(deps.db));
-  v2.use(usersRoutes(deps.db), apiKeysRoutes(deps.db));
+  v2.use(authenticate(deps.db, deps.principals));
+  // The busiest resources first: a request walks the routers in this order.
   v2.use(webhooksRoutes(deps.db, deps.config));
   v2.use(eventsRoutes(deps.db, deps));
+  v2.use(usersRoutes(deps.db), apiKeysRoutes(deps.db));
   v2.use(endShippersRoutes(deps.db), shipmentsRoutes(deps));
   app.use('/v2', v2);
 
@@ -58,7 +63,7 @@ const collapseSlashes: RequestHandler = (req, _res, next) => {
   next();
 };
 
-/** One line per request: method, path, status, time. Never headers or bodies. */
+/** With LOG_LEVEL=debug, one line per request: method, path, status, time. Never headers or bodies. */
 const requestLog: RequestHandler = (req, res, next) => {
   const started = process.hrtime.bigint();
   res.on('finish', () => {

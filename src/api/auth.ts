@@ -1,6 +1,8 @@
 import type { NextFunction, Request, Response } from 'express';
 import type { Db } from '../db/database';
 import { findActiveKey } from '../domain/api-keys';
+import { keyDigest } from '../domain/secrets';
+import type { PrincipalCache } from './principal-cache';
 import type { Principal } from '../domain/principal';
 import { ApiError } from '../errors/api-error';
 
@@ -27,14 +29,26 @@ export function keyFromAuthorization(header: string | undefined): string | undef
   return undefined;
 }
 
-export function authenticate(db: Db) {
-  return async (req: Request, _res: Response, next: NextFunction): Promise<void> => {
+export function authenticate(db: Db, cache?: PrincipalCache) {
+  return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
     const key = keyFromAuthorization(req.headers.authorization);
-    const found = key ? await findActiveKey(db, key) : undefined;
+    const digest = key ? keyDigest(key).toString('hex') : undefined;
+    let found = digest ? cache?.get(digest) : undefined;
+    if (!found && key) {
+      const since = cache?.begin() ?? 0;
+      found = await findActiveKey(db, key);
+      if (found) cache?.set(digest!, found, since);
+    }
     if (!found) {
       throw new ApiError('UNAUTHORIZED', 'The API key is missing, unknown or no longer active. Send it as the Basic auth user name with an empty password.');
     }
     req.principal = found;
+    // Read your own writes: a request that may have changed the user or its keys drops
+    // them here at once; other processes hear of it from the database trigger.
+    if (cache && req.method !== 'GET' && req.method !== 'HEAD') {
+      const userId = found.user.id;
+      res.once('finish', () => cache.forgetUser(userId));
+    }
     next();
   };
 }

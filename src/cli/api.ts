@@ -1,22 +1,61 @@
+import cluster from 'node:cluster';
 import { once } from 'node:events';
 import { createApp } from '../api/app';
+import { startPrincipalCache } from '../api/principal-cache';
 import type { Config } from '../config';
 import { createDb } from '../db/database';
 import { lazyTemporal } from '../temporal/client';
 import { log } from '../log';
 import { requireServices } from './require-env';
 
+/** Entries are dropped on every change (a trigger's notification); the TTL is only a safety net. */
+const PRINCIPAL_CACHE = { ttlMs: 60_000, maxEntries: 10_000 };
+
+/**
+ * `shiphook api`: the HTTP API. With SHIPHOOK_API_PROCESSES > 1 this process only
+ * supervises that many API processes sharing the port (Node cluster), so one
+ * container uses all of its cores; each is as stateless as a single one.
+ */
 export async function runApi(baseConfig: Config): Promise<void> {
   const config = requireServices(baseConfig);
+  if (config.apiProcesses > 1 && cluster.isPrimary) return supervise(config.apiProcesses);
+
   const db = createDb(config.databaseUrl);
   const temporal = lazyTemporal(config);
-  const app = createApp({ config, db, temporal });
+  const principals = startPrincipalCache(config.databaseUrl, PRINCIPAL_CACHE);
+  const app = createApp({ config, db, temporal, principals });
   const server = app.listen(config.port, config.host);
   await once(server, 'listening');
-  log.info('api listening', { url: `http://${config.host}:${config.port}/v2` });
+  if (cluster.isPrimary) log.info('api listening', { url: `http://${config.host}:${config.port}/v2` });
   const stop = () => {
-    server.close(() => void Promise.all([db.destroy(), temporal.close()]).then(() => process.exit(0)));
+    server.close(() => void Promise.all([db.destroy(), temporal.close(), principals.close()]).then(() => process.exit(0)));
     setTimeout(() => process.exit(0), 5000).unref();
+  };
+  process.once('SIGTERM', stop);
+  process.once('SIGINT', stop);
+}
+
+/** Forks the API processes, replaces one that dies, and stops them all on SIGTERM/SIGINT. */
+async function supervise(processes: number): Promise<void> {
+  let stopping = false;
+  for (let i = 0; i < processes; i++) cluster.fork();
+  cluster.on('exit', (worker, code, signal) => {
+    if (stopping) return;
+    log.warn('api process exited; starting another', { pid: worker.process.pid, code, signal });
+    cluster.fork();
+  });
+  const listening = new Set<number>();
+  cluster.on('listening', (worker, address) => {
+    listening.add(worker.id);
+    if (listening.size === processes) log.info('api listening', { url: `http://${address.address}:${address.port}/v2`, processes });
+  });
+  const stop = () => {
+    stopping = true;
+    for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill('SIGTERM');
+    cluster.on('exit', () => {
+      if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(0);
+    });
+    setTimeout(() => process.exit(0), 6000).unref();
   };
   process.once('SIGTERM', stop);
   process.once('SIGINT', stop);

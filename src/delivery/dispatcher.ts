@@ -1,7 +1,7 @@
 import type { Client } from '@temporalio/client';
-import pg from 'pg';
 import type { Config } from '../config';
 import type { Db } from '../db/database';
+import { listen } from '../db/listen';
 import { OUTBOX_CHANNEL } from '../domain/events';
 import { log } from '../log';
 import { claimUndispatched, markDispatched, pendingTargets, releaseClaims, startDelivery } from './dispatch';
@@ -10,7 +10,6 @@ import { claimUndispatched, markDispatched, pendingTargets, releaseClaims, start
 const BATCH_SIZE = 100;
 /** Longer than a batch of starts can take (each is bounded by 5 s): then another dispatcher may claim them. */
 const LEASE_MS = 30_000;
-const RELISTEN_DELAY_MS = 1000;
 
 export interface DispatcherOptions {
   db: Db;
@@ -77,32 +76,9 @@ export function startDispatcher(opts: DispatcherOptions): { stop(): Promise<void
     })();
   }
 
-  // LISTEN needs a connection of its own; when it drops, the timer keeps passes going until it is back.
-  let listener: pg.Client | undefined;
-  const listen = async () => {
-    if (stopped) return;
-    const conn = new pg.Client({ connectionString: opts.databaseUrl });
-    let lost = false;
-    const lose = (err: Error) => {
-      if (lost) return; // connect() rejecting and the client's 'error' event report the same loss
-      lost = true;
-      log.warn('outbox listener lost its connection', { error: String(err.message).slice(0, 200) });
-      if (listener === conn) listener = undefined;
-      void conn.end().catch(() => undefined);
-      if (!stopped) setTimeout(() => void listen(), RELISTEN_DELAY_MS).unref();
-    };
-    conn.on('notification', wake);
-    conn.on('error', lose);
-    try {
-      await conn.connect();
-      await conn.query(`LISTEN ${OUTBOX_CHANNEL}`);
-      listener = conn;
-      wake(); // whatever was committed while nobody listened
-    } catch (err) {
-      lose(err as Error);
-    }
-  };
-  void listen();
+  // A notification per committed event; on (re)connect, a pass for what was committed meanwhile.
+  // While the connection is down, the timer keeps passes going.
+  const listener = listen(opts.databaseUrl, OUTBOX_CHANNEL, wake, (listening) => listening && wake());
   const timer = setInterval(wake, opts.intervalMs);
 
   return {
@@ -110,7 +86,7 @@ export function startDispatcher(opts: DispatcherOptions): { stop(): Promise<void
       stopped = true;
       clearInterval(timer);
       await draining;
-      await listener?.end().catch(() => undefined);
+      await listener.close();
     },
   };
 }

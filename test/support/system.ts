@@ -3,6 +3,7 @@ import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { inject } from 'vitest';
 import { createApp } from '../../src/api/app';
+import { startPrincipalCache } from '../../src/api/principal-cache';
 import { type Config, loadConfig } from '../../src/config';
 import { createDb, type Db } from '../../src/db/database';
 import { lazyTemporal } from '../../src/temporal/client';
@@ -29,7 +30,9 @@ export async function startSystem(overrides: Partial<Config> = {}): Promise<Test
   const config = { ...testConfig(), ...overrides };
   const db = createDb(config.databaseUrl!, 5);
   const temporal = lazyTemporal(config);
-  const app = createApp({ config, db, temporal });
+  // As `shiphook api` runs: authentication served from the cache, kept right by the database trigger.
+  const principals = startPrincipalCache(config.databaseUrl!, { ttlMs: 60_000, maxEntries: 10_000 });
+  const app = createApp({ config, db, temporal, principals });
   const server: Server = app.listen(0, '127.0.0.1');
   await once(server, 'listening');
   const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -41,7 +44,7 @@ export async function startSystem(overrides: Partial<Config> = {}): Promise<Test
     async close() {
       server.closeAllConnections();
       await new Promise((r) => server.close(r));
-      await Promise.all([db.destroy(), temporal.close()]);
+      await Promise.all([db.destroy(), temporal.close(), principals.close()]);
     },
   };
 }
