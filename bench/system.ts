@@ -5,6 +5,7 @@ import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { freePort, waitForPort } from '../src/launcher/free-port';
 import { startInfrastructure } from '../src/launcher/infrastructure';
+import { shiphookProcessEnv } from '../src/launcher/process-env';
 import { stopChild } from '../src/launcher/temporal';
 import { findPids } from './processes';
 
@@ -55,7 +56,7 @@ export async function startBenchSystem(env: Record<string, string>, opts: { prof
     });
     const port = await freePort();
     const childEnv = {
-      ...process.env,
+      ...shiphookProcessEnv(),
       DATABASE_URL: infra.databaseUrl,
       TEMPORAL_ADDRESS: infra.temporalAddress,
       SHIPHOOK_ADMIN_TOKEN: ADMIN_TOKEN,

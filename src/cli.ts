@@ -1,10 +1,4 @@
 import { loadConfig } from './config';
-import { runAdmin } from './cli/admin';
-import { runApi } from './cli/api';
-import { runDev } from './cli/dev';
-import { runEvents } from './cli/events';
-import { runMigrate } from './cli/migrate';
-import { runWorker } from './cli/worker';
 import { setLogLevel } from './log';
 
 const USAGE = `usage: shiphook <command>
@@ -15,19 +9,26 @@ const USAGE = `usage: shiphook <command>
   migrate   apply database migrations (needs DATABASE_URL)
   admin create-user --name N --email E [--phone P] [--password P] [--referral-customer] [--end-shipper]
   events replay [--status S] [--user-id U] [--webhook-id H] [--since T] [--until T]
+  bundle-workflows FILE   write the workers' workflow bundle (then set SHIPHOOK_WORKFLOW_BUNDLE=FILE)
 `;
 
 const [command, ...args] = process.argv.slice(2);
 const config = loadConfig();
 setLogLevel(config.logLevel);
 
+// Each command loads only what it needs: the api never loads the Temporal worker (its
+// native bridge and webpack) just because the worker command exists.
 const commands: Record<string, () => Promise<void>> = {
-  dev: () => runDev(config),
-  api: () => runApi(config),
-  worker: () => runWorker(config),
-  migrate: () => runMigrate(config),
-  admin: () => runAdmin(config, args),
-  events: () => runEvents(config, args),
+  dev: async () => (await import('./cli/dev')).runDev(config),
+  api: async () => (await import('./cli/api')).runApi(config),
+  worker: async () => (await import('./cli/worker')).runWorker(config),
+  migrate: async () => (await import('./cli/migrate')).runMigrate(config),
+  admin: async () => (await import('./cli/admin')).runAdmin(config, args),
+  events: async () => (await import('./cli/events')).runEvents(config, args),
+  'bundle-workflows': async () => {
+    if (!args[0]) throw new Error('usage: shiphook bundle-workflows FILE');
+    await (await import('./temporal/workflow-bundle')).bundleWorkflows(args[0]);
+  },
 };
 
 const run = command ? commands[command] : undefined;

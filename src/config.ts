@@ -41,6 +41,8 @@ export interface Config {
     workflowTaskSlots: number;
     /** Workflows kept in memory between tasks (bounds the worker's RSS). */
     cachedWorkflows: number;
+    /** A prebuilt workflow bundle (`shiphook bundle-workflows FILE`); unset: built at start. */
+    workflowBundle?: string;
   };
   logLevel: 'debug' | 'info' | 'warn' | 'error';
 }
@@ -77,6 +79,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       role: oneOf(env.SHIPHOOK_WORKER_ROLE, WORKER_ROLES, 'all', 'SHIPHOOK_WORKER_ROLE'),
       workflowTaskSlots: int(env.SHIPHOOK_WORKER_TASK_SLOTS, 200, 'SHIPHOOK_WORKER_TASK_SLOTS'),
       cachedWorkflows: int(env.SHIPHOOK_WORKER_CACHED_WORKFLOWS, 500, 'SHIPHOOK_WORKER_CACHED_WORKFLOWS'),
+      workflowBundle: env.SHIPHOOK_WORKFLOW_BUNDLE || undefined,
     },
     logLevel: (['debug', 'info', 'warn', 'error'] as const).find((l) => l === env.LOG_LEVEL) ?? 'info',
   };

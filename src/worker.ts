@@ -1,12 +1,10 @@
-import { fileURLToPath } from 'node:url';
 import { Client } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { createActivities } from '../activities';
 import { type Config, retryTaskQueue } from './config';
 import type { Db } from './db/database';
 import { startDispatcher } from './delivery/dispatcher';
-
-const WORKFLOWS = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
+import { workflowBundle } from './temporal/workflow-bundle';
 
 /** The dispatcher's pass without a notification (a safety net; notifications drive it). */
 export const DISPATCH_INTERVAL_MS = 2000;
@@ -34,7 +32,7 @@ export async function createWorker(config: Config, db: Db) {
         connection,
         namespace: config.temporalNamespace,
         taskQueue: config.taskQueue,
-        workflowsPath: WORKFLOWS,
+        workflowBundle: await workflowBundle(config.worker.workflowBundle),
         activities,
         // An eager start is only taken while a workflow task slot is free.
         maxConcurrentWorkflowTaskExecutions: config.worker.workflowTaskSlots,

@@ -1,10 +1,6 @@
 import cluster from 'node:cluster';
 import { once } from 'node:events';
-import { createApp } from '../api/app';
-import { startPrincipalCache } from '../api/principal-cache';
 import type { Config } from '../config';
-import { createDb } from '../db/database';
-import { lazyTemporal } from '../temporal/client';
 import { log } from '../log';
 import { requireServices } from './require-env';
 
@@ -20,6 +16,13 @@ export async function runApi(baseConfig: Config): Promise<void> {
   const config = requireServices(baseConfig);
   if (config.apiProcesses > 1 && cluster.isPrimary) return supervise(config.apiProcesses);
 
+  // Loaded here, not at the top: a supervising primary needs none of it.
+  const [{ createApp }, { startPrincipalCache }, { createDb }, { lazyTemporal }] = await Promise.all([
+    import('../api/app'),
+    import('../api/principal-cache'),
+    import('../db/database'),
+    import('../temporal/client'),
+  ]);
   const db = createDb(config.databaseUrl);
   const temporal = lazyTemporal(config);
   const principals = startPrincipalCache(config.databaseUrl, PRINCIPAL_CACHE);

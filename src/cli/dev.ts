@@ -9,6 +9,7 @@ import { migrateToLatest } from '../db/migrate';
 import { createParentUser } from '../domain/users';
 import { waitForPort } from '../launcher/free-port';
 import { startInfrastructure } from '../launcher/infrastructure';
+import { shiphookProcessEnv } from '../launcher/process-env';
 import { stopChild } from '../launcher/temporal';
 import { writeDevState } from './dev-state';
 
@@ -64,7 +65,7 @@ export async function runDev(config: Config): Promise<void> {
     writeDevState(config.dataDir, { databaseUrl: infra.databaseUrl, temporalAddress: infra.temporalAddress, pid: process.pid });
 
     const env = {
-      ...process.env,
+      ...shiphookProcessEnv(),
       DATABASE_URL: infra.databaseUrl,
       TEMPORAL_ADDRESS: infra.temporalAddress,
       SHIPHOOK_ADMIN_TOKEN: adminToken,

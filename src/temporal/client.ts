@@ -1,9 +1,13 @@
-import { Client, Connection } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import type { Config } from '../config';
 
-/** One Temporal client per process, connected on first use. */
+/**
+ * One Temporal client per process, connected on first use. The module loads then
+ * too (~36 MB): the api needs Temporal only for replays and test trackers.
+ */
 export async function connectTemporal(config: Config): Promise<Client> {
   if (!config.temporalAddress) throw new Error('TEMPORAL_ADDRESS is not set');
+  const { Client, Connection } = await import('@temporalio/client');
   const connection = await Connection.connect({ address: config.temporalAddress, connectTimeout: '3s' });
   return new Client({ connection, namespace: config.temporalNamespace });
 }

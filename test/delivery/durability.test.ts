@@ -1,15 +1,14 @@
-import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../src/launcher/free-port';
-import { startDevTemporal, stopChild } from '../../src/launcher/temporal';
+import { startDevTemporal } from '../../src/launcher/temporal';
 import { eventStatus, publish, webhook } from '../support/events';
 import { call, createAccount } from '../support/http';
-import { isolatedDatabase, startWorkerProcess } from '../support/isolated';
+import { type IsolatedSystem, isolatedSystem } from '../support/isolated';
 import { eventually, startReceiver, status } from '../support/receiver';
-import { startSystem, testConfig, type TestSystem } from '../support/system';
+import { startSystem, type TestSystem } from '../support/system';
 
 let sys: TestSystem;
 
@@ -17,33 +16,6 @@ beforeAll(async () => {
   sys = await startSystem();
 });
 afterAll(() => sys.close());
-
-/** An API, a database and a task queue of its own: only workers this test starts touch its events. */
-async function isolatedSystem(overrides: { temporalAddress?: string } = {}) {
-  const database = await isolatedDatabase();
-  const taskQueue = `isolated-${process.pid}-${Date.now()}`;
-  const api = await startSystem({ databaseUrl: database.url, taskQueue, ...overrides }).catch(async (err) => {
-    await database.drop();
-    throw err;
-  });
-  const workers: ChildProcess[] = [];
-  return {
-    api,
-    database,
-    async worker(temporalAddress = testConfig().temporalAddress!, role: 'all' | 'deliveries' | 'retries' = 'all') {
-      const w = await startWorkerProcess({ DATABASE_URL: database.url, TEMPORAL_ADDRESS: temporalAddress, SHIPHOOK_TASK_QUEUE: taskQueue, SHIPHOOK_WORKER_ROLE: role });
-      workers.push(w);
-      return w;
-    },
-    dispatchedAt: async (eventId: string) =>
-      (await api.db.selectFrom('events').select('dispatched_at').where('id', '=', eventId).executeTakeFirstOrThrow()).dispatched_at,
-    async close() {
-      await Promise.all(workers.map((w) => stopChild(w)));
-      await api.close();
-      await database.drop();
-    },
-  };
-}
 
 describe('durability', () => {
   it('the worker killed mid-delivery and restarted → the event still completes', async () => {
@@ -91,13 +63,13 @@ describe('durability', () => {
     const port = await freePort();
     const dbFile = path.join(dir, 'temporal.db');
     let temporal = await startDevTemporal({ port, dbFile, ui: false });
-    let iso: Awaited<ReturnType<typeof isolatedSystem>> | undefined;
+    let iso: IsolatedSystem | undefined;
     const receiver = await startReceiver();
     try {
       iso = await isolatedSystem({ temporalAddress: temporal.address });
       const acct = await createAccount(iso.api);
       await webhook(iso.api, acct.testKey, receiver.url);
-      await iso.worker(temporal.address);
+      await iso.worker({ temporalAddress: temporal.address });
       await temporal.stop();
       const event = await publish(iso.api, acct.user.id, 'test');
       // Two dispatcher passes (notification and timer) fail to start it; it stays claimed by nobody.
@@ -128,26 +100,6 @@ describe('durability', () => {
       for (const r of receivers) expect(r.deliveries.map((d) => d.json.id).sort()).toEqual(events.map((e) => e.id).sort());
     } finally {
       await Promise.all(receivers.map((r) => r.close()));
-      await iso.close();
-    }
-  });
-
-  it('retries have workers of their own: with none running they wait, and run once one starts', async () => {
-    const iso = await isolatedSystem();
-    const receiver = await startReceiver((_d, i, res) => { res.writeHead(i === 0 ? 500 : 200).end(); });
-    try {
-      const acct = await createAccount(iso.api);
-      await webhook(iso.api, acct.testKey, receiver.url);
-      await iso.worker(undefined, 'deliveries');
-      const event = await publish(iso.api, acct.user.id, 'test');
-      await eventStatus(iso.api, acct.testKey, event.id, 'retrying');
-      await new Promise((r) => setTimeout(r, 1500)); // the 300 ms retry is due, but nobody serves retries
-      expect(receiver.deliveries).toHaveLength(1);
-      await iso.worker(undefined, 'retries');
-      await eventStatus(iso.api, acct.testKey, event.id, 'completed', 30_000);
-      expect(receiver.deliveries.map((d) => d.json.id)).toEqual([event.id, event.id]);
-    } finally {
-      await receiver.close();
       await iso.close();
     }
   });

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { startInfrastructure } from '../../src/launcher/infrastructure';
+import { shiphookProcessEnv } from '../../src/launcher/process-env';
 import { stopChild } from '../../src/launcher/temporal';
 import { TEST_ENV } from './test-config';
 
@@ -31,7 +32,7 @@ export default async function setup(project: TestProject) {
     persistent: false,
     ui: false,
   });
-  const env = { ...process.env, ...TEST_ENV, DATABASE_URL: infra.databaseUrl, TEMPORAL_ADDRESS: infra.temporalAddress };
+  const env = { ...shiphookProcessEnv(), ...TEST_ENV, DATABASE_URL: infra.databaseUrl, TEMPORAL_ADDRESS: infra.temporalAddress };
   try {
     // Migrations run through the CLI, exactly as an operator runs them.
     execFileSync(process.execPath, [CLI, 'migrate'], { env, stdio: ['ignore', 'ignore', 'inherit'] });

@@ -2,6 +2,9 @@ import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import path from 'node:path';
 import pg from 'pg';
 import { inject } from 'vitest';
+import { shiphookProcessEnv } from '../../src/launcher/process-env';
+import { stopChild } from '../../src/launcher/temporal';
+import { startSystem, testConfig } from './system';
 import { TEST_ENV } from './test-config';
 
 const CLI = path.resolve('bin/shiphook.mjs');
@@ -34,9 +37,9 @@ export async function isolatedDatabase(): Promise<{ url: string; drop(): Promise
 }
 
 /** A `shiphook worker` process with the test timings; resolves once it polls. */
-export async function startWorkerProcess(env: { DATABASE_URL: string; TEMPORAL_ADDRESS: string; SHIPHOOK_TASK_QUEUE: string; SHIPHOOK_WORKER_ROLE?: string }): Promise<ChildProcess> {
+export async function startWorkerProcess(env: Record<string, string> & { DATABASE_URL: string; TEMPORAL_ADDRESS: string; SHIPHOOK_TASK_QUEUE: string }): Promise<ChildProcess> {
   const child = spawn(process.execPath, [CLI, 'worker'], {
-    env: { ...process.env, ...TEST_ENV, ...env },
+    env: { ...shiphookProcessEnv(), ...TEST_ENV, ...env },
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
   });
   await new Promise<void>((resolve, reject) => {
@@ -44,4 +47,39 @@ export async function startWorkerProcess(env: { DATABASE_URL: string; TEMPORAL_A
     child.once('exit', (code) => reject(new Error(`worker exited (${code}) before it was ready`)));
   });
   return child;
+}
+
+export type IsolatedSystem = Awaited<ReturnType<typeof isolatedSystem>>;
+
+/** An API, a database and a task queue of its own: only workers this test starts touch its events. */
+export async function isolatedSystem(overrides: { temporalAddress?: string } = {}) {
+  const database = await isolatedDatabase();
+  const taskQueue = `isolated-${process.pid}-${Date.now()}`;
+  const api = await startSystem({ databaseUrl: database.url, taskQueue, ...overrides }).catch(async (err) => {
+    await database.drop();
+    throw err;
+  });
+  const workers: ChildProcess[] = [];
+  return {
+    api,
+    database,
+    async worker(opts: { temporalAddress?: string; role?: 'all' | 'deliveries' | 'retries'; env?: Record<string, string> } = {}) {
+      const w = await startWorkerProcess({
+        DATABASE_URL: database.url,
+        TEMPORAL_ADDRESS: opts.temporalAddress ?? testConfig().temporalAddress!,
+        SHIPHOOK_TASK_QUEUE: taskQueue,
+        SHIPHOOK_WORKER_ROLE: opts.role ?? 'all',
+        ...opts.env,
+      });
+      workers.push(w);
+      return w;
+    },
+    dispatchedAt: async (eventId: string) =>
+      (await api.db.selectFrom('events').select('dispatched_at').where('id', '=', eventId).executeTakeFirstOrThrow()).dispatched_at,
+    async close() {
+      await Promise.all(workers.map((w) => stopChild(w)));
+      await api.close();
+      await database.drop();
+    },
+  };
 }

@@ -1,0 +1,34 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { bundleWorkflowCode } from '@temporalio/worker';
+
+const WORKFLOWS = fileURLToPath(new URL('../../workflows/index.ts', import.meta.url));
+const CLI = fileURLToPath(new URL('../../bin/shiphook.mjs', import.meta.url));
+
+/** Bundles workflows/ for the Temporal worker's sandbox (webpack) into `outPath`. */
+export async function bundleWorkflows(outPath: string): Promise<void> {
+  const { code } = await bundleWorkflowCode({ workflowsPath: WORKFLOWS });
+  writeFileSync(outPath, code);
+}
+
+/**
+ * The workflow bundle a worker loads: `prebuilt` (SHIPHOOK_WORKFLOW_BUNDLE, e.g.
+ * built into a container image with `shiphook bundle-workflows`), or one built
+ * now by a short-lived child process. Never bundled inside the worker itself:
+ * webpack leaves ~100 MB behind in the process that ran it.
+ */
+export async function workflowBundle(prebuilt: string | undefined): Promise<{ code: string } | { codePath: string }> {
+  if (prebuilt) return { codePath: prebuilt };
+  const dir = mkdtempSync(path.join(tmpdir(), 'shiphook-workflows-'));
+  const out = path.join(dir, 'workflow-bundle.js');
+  try {
+    await promisify(execFile)(process.execPath, [CLI, 'bundle-workflows', out], { maxBuffer: 16 * 1024 * 1024 });
+    return { code: readFileSync(out, 'utf8') };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,53 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { execFileSync } from 'node:child_process';
+import { describe, expect, it } from 'vitest';
+import { eventStatus, publish, webhook } from '../support/events';
+import { createAccount } from '../support/http';
+import { isolatedSystem } from '../support/isolated';
+import { startReceiver } from '../support/receiver';
+
+// How worker processes are run in production: by role, and from a prebuilt workflow bundle.
+describe('worker processes', () => {
+  it('retries have workers of their own: with none running they wait, and run once one starts', async () => {
+    const iso = await isolatedSystem();
+    const receiver = await startReceiver((_d, i, res) => { res.writeHead(i === 0 ? 500 : 200).end(); });
+    try {
+      const acct = await createAccount(iso.api);
+      await webhook(iso.api, acct.testKey, receiver.url);
+      await iso.worker({ role: 'deliveries' });
+      const event = await publish(iso.api, acct.user.id, 'test');
+      await eventStatus(iso.api, acct.testKey, event.id, 'retrying');
+      await new Promise((r) => setTimeout(r, 1500)); // the 300 ms retry is due, but nobody serves retries
+      expect(receiver.deliveries).toHaveLength(1);
+      await iso.worker({ role: 'retries' });
+      await eventStatus(iso.api, acct.testKey, event.id, 'completed', 30_000);
+      expect(receiver.deliveries.map((d) => d.json.id)).toEqual([event.id, event.id]);
+    } finally {
+      await receiver.close();
+      await iso.close();
+    }
+  });
+
+  it('a worker runs from a prebuilt workflow bundle (SHIPHOOK_WORKFLOW_BUNDLE, as the container image does)', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'shiphook-bundle-'));
+    const bundle = path.join(dir, 'workflow-bundle.js');
+    execFileSync(process.execPath, [path.resolve('bin/shiphook.mjs'), 'bundle-workflows', bundle], { stdio: ['ignore', 'ignore', 'inherit'] });
+    const iso = await isolatedSystem();
+    const receiver = await startReceiver();
+    try {
+      const acct = await createAccount(iso.api);
+      await webhook(iso.api, acct.testKey, receiver.url);
+      await iso.worker({ env: { SHIPHOOK_WORKFLOW_BUNDLE: bundle } });
+      rmSync(bundle); // loaded at start; the worker needs no bundling and no file afterwards
+      const event = await publish(iso.api, acct.user.id, 'test');
+      await eventStatus(iso.api, acct.testKey, event.id, 'completed', 30_000);
+      expect(receiver.deliveries.map((d) => d.json.id)).toEqual([event.id]);
+    } finally {
+      await receiver.close();
+      await iso.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
