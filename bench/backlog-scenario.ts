@@ -6,7 +6,7 @@ import type { BenchSystem } from './system';
 
 export interface BacklogOptions {
   events: number;
-  /** Wait between attempts while the endpoint is down (the api is restarted with it). */
+  /** Wait between attempts while the endpoint is down (the workers are restarted with it). */
   retryDelay: string;
   /** Bound on publishing plus every first attempt. */
   fillMs: number;
@@ -22,7 +22,7 @@ export interface BacklogOptions {
  * Publishing stops at M events or when the fill budget is spent, whichever is first.
  */
 export async function backlog(sys: BenchSystem, opts: BacklogOptions) {
-  await sys.restartApi({ SHIPHOOK_RETRY_DELAYS: Array(10).fill(opts.retryDelay).join(',') });
+  await sys.restartWorkers({ SHIPHOOK_RETRY_DELAYS: Array(10).fill(opts.retryDelay).join(',') });
   const acct = await account(sys.origin, 'backlog');
   const receiver = await startBenchReceiver();
   receiver.failWith = 503;
@@ -78,12 +78,14 @@ export async function backlog(sys: BenchSystem, opts: BacklogOptions) {
       // The first retries after recovery wait for their timers (up to retry_delay + 20% jitter).
       seconds_to_first_ack_after_recovery: firstAckSeconds === null ? null : round(firstAckSeconds, 1),
       seconds_to_drain_after_recovery: drained ? round(drainSeconds, 1) : null,
+      // Once retries are due they arrive spread by the schedule's jitter; this is how fast they were acknowledged then.
+      acknowledged_per_second_while_draining: drained && firstAckSeconds !== null && drainSeconds > firstAckSeconds ? round(ids.length / (drainSeconds - firstAckSeconds)) : null,
       acknowledged_after_recovery: ids.filter((id) => receiver.acknowledged.has(id)).length,
       workflows_finished: settled,
       api_view: verified,
     };
   } finally {
     await receiver.close();
-    await sys.restartApi({}); // back to the schedule the other scenarios use
+    await sys.restartWorkers({}); // back to the schedule the other scenarios use
   }
 }

@@ -36,6 +36,17 @@ export async function publish(origin: string, userId: string) {
   return res.body.id as string;
 }
 
+/** Operator replay of every event of a user in a status (in calls of at most 1,000); returns how many. */
+export async function replayAll(origin: string, userId: string, status: string): Promise<number> {
+  let total = 0;
+  for (;;) {
+    const res = await api(origin, 'POST', '/admin/v1/events/replay', { admin: true, body: { user_id: userId, status } });
+    if (res.status !== 200) throw new Error(`replay: ${res.status} ${JSON.stringify(res.body)}`);
+    total += res.body.replayed;
+    if (res.body.replayed === 0) return total;
+  }
+}
+
 /** Runs `fn` for 0..n-1 with at most `concurrency` at a time. */
 export async function pool(n: number, concurrency: number, fn: (i: number) => Promise<void>) {
   let next = 0;

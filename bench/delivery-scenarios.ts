@@ -1,6 +1,6 @@
 import { Agent, request } from 'undici';
 import { deliveryBody } from '../src/domain/signature';
-import { account, addWebhook, EVENT_RESULT, pool, publish, verifyEvents, waitUntil } from './client';
+import { account, addWebhook, EVENT_RESULT, pool, publish, replayAll, verifyEvents, waitUntil } from './client';
 import { startCostMeter } from './cost';
 import { round } from './processes';
 import { percentiles, startBenchReceiver } from './receivers';
@@ -94,8 +94,15 @@ export async function latency(sys: BenchSystem, rate: number, seconds: number, w
   // The cost of the offered load (and, with a failing receiver, of its retries so far).
   const ids = [...sentAt.keys()];
   const cost = await meter.stop(ids.length, ids.filter((_, i) => i % Math.ceil(ids.length / 10) === 0));
-  if (failing) failing.failWith = null;
+  let replayedAfterRecovery: number | undefined;
+  if (failing) {
+    failing.failWith = null;
+    // The failing URL's next attempt is minutes away (production schedule): as an operator
+    // does after an outage, replay what is still retrying so it is delivered now.
+    replayedAfterRecovery = await replayAll(sys.origin, acct.userId, 'retrying');
+  }
   const settled = await settle(sys, 60_000, acct.userId);
+  const verified = failing ? await verifyEvents(sys.origin, acct.testKey, measured, receivers.length) : undefined;
   await Promise.all(receivers.map((r) => r.close()));
   return {
     offered_events_per_second: rate,
@@ -108,7 +115,7 @@ export async function latency(sys: BenchSystem, rate: number, seconds: number, w
     latency_ms: percentiles(samples),
     all_received_within_wait: allReceived,
     not_received_within_wait: sentAt.size * healthy.length - samples.length,
-    ...(failing ? { requests_to_failing_receiver: failingRequests } : {}),
+    ...(failing ? { requests_to_failing_receiver: failingRequests, replayed_after_recovery: replayedAfterRecovery, api_view_after_replay: verified } : {}),
     workflows_finished_after: settled,
     cost,
   };

@@ -20,12 +20,12 @@ export interface BenchSystem {
   temporalAddress: string;
   databaseUrl: string;
   temporal: Client;
-  /** Mutable: `restartApi` replaces the api's pid. */
+  /** Mutable: `restartWorkers` replaces the workers' pids. */
   pids: Record<string, number>;
   /** The embedded PostgreSQL server (its backends are its children); unset for an external one. */
   postgresPid?: number;
-  /** Restarts the api with extra env (the retry schedule is fixed by the api at workflow start). */
-  restartApi(env: Record<string, string>): Promise<void>;
+  /** Restarts both workers with extra env (the retry schedule is fixed by the dispatcher at workflow start). */
+  restartWorkers(env: Record<string, string>): Promise<void>;
   /** Delivery workflows still running (all accounts, or one user's). */
   runningDeliveries(userId?: string): Promise<number>;
   stop(): Promise<void>;
@@ -77,23 +77,23 @@ export async function startBenchSystem(env: Record<string, string>, opts: { prof
     execFileSync(process.execPath, [CLI, 'migrate'], { env: childEnv, stdio: ['ignore', 'ignore', 'inherit'] });
     // As production is advised to run it: first attempts in one worker, retries in another
     // at a lower CPU priority, so an endpoint that is down only gets capacity left over.
-    const startWorker = async (role: 'deliveries' | 'retries') => {
-      const child = track(spawn(process.execPath, node('worker', `worker-${role}`), { env: { ...childEnv, SHIPHOOK_WORKER_ROLE: role }, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] }));
+    const startWorker = async (role: 'deliveries' | 'retries', extra: Record<string, string> = {}) => {
+      const child = track(spawn(process.execPath, node('worker', `worker-${role}`), { env: { ...childEnv, ...extra, SHIPHOOK_WORKER_ROLE: role }, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] }));
       await new Promise<void>((resolve, reject) => {
         child.on('message', (m: { ready?: boolean }) => m?.ready && resolve());
         child.once('exit', (code) => reject(new Error(`${role} worker exited (${code})`)));
       });
+      if (role === 'retries') os.setPriority(child.pid!, RETRY_WORKER_NICE);
       return child;
     };
-    const worker = await startWorker('deliveries');
-    const retryWorker = await startWorker('retries');
-    os.setPriority(retryWorker.pid!, RETRY_WORKER_NICE);
+    let worker = await startWorker('deliveries');
+    let retryWorker = await startWorker('retries');
     const startApi = async (extra: Record<string, string>) => {
       const api = track(spawn(process.execPath, node('api'), { env: { ...childEnv, ...extra }, stdio: ['ignore', 'ignore', 'inherit'] }));
       await waitForPort(port);
       return api;
     };
-    let api = await startApi({});
+    const api = await startApi({});
     const temporalPort = infra.temporalAddress.split(':').pop()!;
     const temporalPid = findPids((c) => c.includes('start-dev') && c.includes(`--port ${temporalPort}`))[0];
     const pgPort = new URL(infra.databaseUrl).port;
@@ -108,10 +108,11 @@ export async function startBenchSystem(env: Record<string, string>, opts: { prof
       temporal,
       pids,
       postgresPid,
-      async restartApi(extra) {
-        await stopChild(api);
-        api = await startApi(extra);
-        pids.api = api.pid!;
+      async restartWorkers(extra) {
+        await Promise.all([stopChild(worker), stopChild(retryWorker)]);
+        [worker, retryWorker] = await Promise.all([startWorker('deliveries', extra), startWorker('retries', extra)]);
+        pids.worker = worker.pid!;
+        pids.retry_worker = retryWorker.pid!;
       },
       async runningDeliveries(userId) {
         const byUser = userId ? ` AND ShiphookUserId = "${userId}"` : '';

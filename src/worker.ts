@@ -36,8 +36,6 @@ export async function createWorker(config: Config, db: Db) {
         activities,
         // An eager start is only taken while a workflow task slot is free.
         maxConcurrentWorkflowTaskExecutions: config.worker.workflowTaskSlots,
-        // Bounds memory: a delivery that waits on a retry leaves the cache and is
-        // replayed from its (short) history when the retry completes.
         maxCachedWorkflows: config.worker.cachedWorkflows,
       }),
     );

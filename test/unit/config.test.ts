@@ -20,6 +20,11 @@ describe('config', () => {
     expect(c.port).toBe(3000);
   });
 
+  it('refuses a workflow cache no larger than the workflow task slots', () => {
+    expect(() => loadConfig({ SHIPHOOK_WORKER_CACHED_WORKFLOWS: '100', SHIPHOOK_WORKER_TASK_SLOTS: '200' })).toThrow(/CACHED_WORKFLOWS/);
+    expect(loadConfig({ SHIPHOOK_WORKER_CACHED_WORKFLOWS: '300', SHIPHOOK_WORKER_TASK_SLOTS: '200' }).worker.cachedWorkflows).toBe(300);
+  });
+
   it('refuses a malformed number', () => {
     expect(() => loadConfig({ PORT: 'eighty' })).toThrow(/PORT/);
     expect(() => loadConfig({ SHIPHOOK_RETRY_DELAYS: '5s,often' })).toThrow(/SHIPHOOK_RETRY_DELAYS/);
