@@ -1,5 +1,5 @@
 import autocannon from 'autocannon';
-import { account, addWebhook, publish } from './client';
+import { account, addWebhook, pool, publish } from './client';
 import { settle } from './delivery-scenarios';
 import { round } from './processes';
 import { startBenchReceiver } from './receivers';
@@ -16,8 +16,10 @@ export async function apiThroughput(sys: BenchSystem, seconds: number) {
   for (let i = 0; i < 100; i++) await publish(sys.origin, acct.userId);
   await settle(sys, 60_000, acct.userId); // their deliveries are done before the measurement starts
   const basic = (key: string) => `Basic ${Buffer.from(`${key}:`).toString('base64')}`;
-  // Accounts are limited in webhooks per mode, so POST /v2/webhooks rotates over many.
-  const creators = await Promise.all(Array.from({ length: 60 }, (_, i) => account(sys.origin, `api-post-${i}`)));
+  // Accounts are limited to 100 webhooks per mode, so POST /v2/webhooks rotates over
+  // enough of them for 2,000 creations a second.
+  const creators: { testKey: string }[] = [];
+  await pool(Math.ceil((seconds * 2000) / 100), 8, async (i) => void creators.push(await account(sys.origin, `api-post-${i}`)));
   let turn = 0;
   const run = (opts: autocannon.Options) =>
     new Promise<autocannon.Result>((resolve, reject) => autocannon({ connections: CONNECTIONS, duration: seconds, ...opts }, (err, res) => (err ? reject(err) : resolve(res))));

@@ -43,20 +43,30 @@ export function rssMb(pid: number): number {
   }
 }
 
-/** user+system CPU seconds used so far. */
+/** user+system CPU seconds used so far by the process itself. */
 export function cpuSeconds(pid: number): number {
+  const [utime, stime] = cpuFields(pid);
+  return utime! + stime!;
+}
+
+/** utime, stime, cutime, cstime (seconds): the last two are what its reaped children used. */
+function cpuFields(pid: number): number[] {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / HZ;
+    return [11, 12, 13, 14].map((i) => Number(fields[i]) / HZ);
   } catch {
-    return 0;
+    return [0, 0, 0, 0];
   }
 }
 
 /** RSS (MB) and CPU seconds of a process and everything below it (an API of several processes). */
 export const treeRssMb = (pid: number) => descendants(pid).reduce((s, p) => s + rssMb(p), 0);
-export const treeCpuSeconds = (pid: number) => descendants(pid).reduce((s, p) => s + cpuSeconds(p), 0);
+/**
+ * With what reaped children used too (PostgreSQL's backends come and go with the
+ * pools' connections): every CPU second of the tree, counted once.
+ */
+export const treeCpuSeconds = (pid: number) => descendants(pid).reduce((s, p) => s + cpuFields(p).reduce((a, b) => a + b, 0), 0);
 
 /** Samples RSS every `everyMs`, keeping the peak per name (reads `pids` each time: a restarted process keeps its name). */
 export function peakSampler(pids: Record<string, number>, everyMs = 500) {
