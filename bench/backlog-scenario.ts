@@ -1,3 +1,4 @@
+import { duration } from '../src/config';
 import { account, addWebhook, publish, verifyEvents, waitUntil } from './client';
 import { settle } from './delivery-scenarios';
 import { round, usageOver } from './processes';
@@ -61,6 +62,10 @@ export async function backlog(sys: BenchSystem, opts: BacklogOptions) {
       return ids.every((id) => receiver.acknowledged.has(id));
     }, opts.drainMs);
     const drainSeconds = (performance.now() - r0) / 1000;
+    // The latest a retry can be due: the last first attempt plus the delay with its +20% jitter.
+    // How long after that the last acknowledgement came is how far the engine fell behind its schedule.
+    const lastRetryDue = Math.max(...ids.map((id) => receiver.firstSeen.get(id) ?? 0)) + duration(opts.retryDelay) * 1.2;
+    const lastAck = Math.max(...ids.map((id) => receiver.acknowledged.get(id) ?? 0));
     const settled = await settle(sys, 30_000, acct.userId);
     const verified = await verifyEvents(sys.origin, acct.testKey, ids, 1);
     return {
@@ -78,6 +83,7 @@ export async function backlog(sys: BenchSystem, opts: BacklogOptions) {
       // The first retries after recovery wait for their timers (up to retry_delay + 20% jitter).
       seconds_to_first_ack_after_recovery: firstAckSeconds === null ? null : round(firstAckSeconds, 1),
       seconds_to_drain_after_recovery: drained ? round(drainSeconds, 1) : null,
+      seconds_after_last_retry_due: drained ? round((lastAck - lastRetryDue) / 1000, 1) : null,
       // Once retries are due they arrive spread by the schedule's jitter; this is how fast they were acknowledged then.
       acknowledged_per_second_while_draining: drained && firstAckSeconds !== null && drainSeconds > firstAckSeconds ? round(ids.length / (drainSeconds - firstAckSeconds)) : null,
       acknowledged_after_recovery: ids.filter((id) => receiver.acknowledged.has(id)).length,

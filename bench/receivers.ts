@@ -4,19 +4,21 @@ import type { AddressInfo } from 'node:net';
 
 /**
  * Local webhook receivers for the benchmark: record the first arrival time of each
- * event id (from the `webhook-id` header) and answer 200, or 500/503 while failing.
+ * event id (from the `webhook-id` header) and of its first 2XX, and answer 200, or
+ * 500/503 while failing.
  */
 export interface BenchReceiver {
   url: string;
   firstSeen: Map<string, number>;
-  acknowledged: Set<string>;
+  /** Event id → when it was first answered 2XX (epoch ms). */
+  acknowledged: Map<string, number>;
   requests: number;
   failWith: number | null;
   close(): Promise<void>;
 }
 
 export async function startBenchReceiver(): Promise<BenchReceiver> {
-  const r: BenchReceiver = { url: '', firstSeen: new Map(), acknowledged: new Set(), requests: 0, failWith: null, close: async () => undefined };
+  const r: BenchReceiver = { url: '', firstSeen: new Map(), acknowledged: new Map(), requests: 0, failWith: null, close: async () => undefined };
   const server: Server = createServer((req, res) => {
     const at = performance.timeOrigin + performance.now();
     req.resume();
@@ -28,7 +30,7 @@ export async function startBenchReceiver(): Promise<BenchReceiver> {
         res.writeHead(r.failWith).end();
         return;
       }
-      if (id) r.acknowledged.add(id);
+      if (id && !r.acknowledged.has(id)) r.acknowledged.set(id, at);
       res.writeHead(200).end('ok');
     });
   });

@@ -64,7 +64,7 @@ const budget = {
   burstWait: quick ? 60_000 : 240_000,
   latencyWait: quick ? 30_000 : 60_000,
   settle: quick ? 30_000 : 45_000,
-  backlogFill: num(values['backlog-fill'], quick ? 60 : 300, 'backlog-fill') * 1000,
+  backlogFill: num(values['backlog-fill'], quick ? 60 : 330, 'backlog-fill') * 1000,
   backlogDrain: quick ? 150_000 : 600_000,
 };
 
