@@ -63,7 +63,8 @@ export async function backlog(sys: BenchSystem, opts: BacklogOptions) {
     }, opts.drainMs);
     const drainSeconds = (performance.now() - r0) / 1000;
     // The latest a retry can be due: the last first attempt plus the delay with its +20% jitter.
-    // How long after that the last acknowledgement came is how far the engine fell behind its schedule.
+    // How long after that the last acknowledgement came is how far the engine fell behind its schedule
+    // (at most; ≤ 0 means it kept up, the jitter having put the last retry earlier).
     const lastRetryDue = Math.max(...ids.map((id) => receiver.firstSeen.get(id) ?? 0)) + duration(opts.retryDelay) * 1.2;
     const lastAck = Math.max(...ids.map((id) => receiver.acknowledged.get(id) ?? 0));
     const settled = await settle(sys, 30_000, acct.userId);
