@@ -1,4 +1,4 @@
-import { Client, Connection } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { healthWorkflowId } from '../../src/temporal/task-queue';
 import { eventStatus, publish, webhook } from '../support/events';
@@ -13,10 +13,9 @@ let client: Client;
 
 beforeAll(async () => {
   sys = await startSystem();
-  client = new Client({ connection: await Connection.connect({ address: sys.config.temporalAddress! }) });
+  client = await sys.temporal();
 });
 afterAll(async () => {
-  await client.connection.close();
   await sys.close();
 });
 

@@ -6,7 +6,7 @@ import { createApp } from '../../src/api/app';
 import { startPrincipalCache } from '../../src/api/principal-cache';
 import { type Config, loadConfig } from '../../src/config';
 import { createDb, type Db } from '../../src/db/database';
-import { lazyTemporal } from '../../src/temporal/client';
+import { lazyTemporal, type TemporalClientSource } from '../../src/temporal/client';
 import { TEST_ENV } from './test-config';
 
 /** The system under test as one test file sees it: a real API server on a free port. */
@@ -15,6 +15,8 @@ export interface TestSystem {
   db: Db;
   baseUrl: string; // http://127.0.0.1:PORT/v2
   origin: string; // http://127.0.0.1:PORT
+  /** The API's own Temporal client (connected on first use, closed by `close`). */
+  temporal: TemporalClientSource;
   close(): Promise<void>;
 }
 
@@ -41,6 +43,7 @@ export async function startSystem(overrides: Partial<Config> = {}): Promise<Test
     db,
     origin,
     baseUrl: `${origin}/v2`,
+    temporal,
     async close() {
       server.closeAllConnections();
       await new Promise((r) => server.close(r));
