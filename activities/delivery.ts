@@ -5,7 +5,7 @@ import type { Db } from '../src/db/database';
 import type { EventStatus } from '../src/db/tables/events';
 import { send, type SendResult } from '../src/delivery/send';
 import { RESERVED_HEADERS } from '../src/domain/custom-headers';
-import { type AttemptContext, type AttemptRecord, type DeliveryWithWebhook, loadAttempt, recordAttempts } from '../src/domain/event-deliveries';
+import { type AttemptRecord, type DeliveryWithWebhook, loadAttempt, recordAttempts } from '../src/domain/event-deliveries';
 import { eventDelivery } from '../src/domain/events';
 import { deliveryBody, signature } from '../src/domain/signature';
 import { assertDeliverableAddress, basicAuthFromUrl, maskUrl } from '../src/domain/webhook-url';
@@ -30,7 +30,7 @@ export type TargetOutcome =
   /** Failed, and that was the last attempt. */
   | { webhookId: string; outcome: 'failed'; attempt: number; responseCode: number }
   /** 410 Gone, or the webhook was disabled or deleted: no further attempts. */
-  | { webhookId: string; outcome: 'stopped'; reason: string };
+  | { webhookId: string; outcome: 'stopped'; reason: string; gone?: true };
 
 export interface AttemptResult {
   /** The event status after this attempt's outcomes were recorded. */
@@ -66,7 +66,7 @@ export function createDeliveryActivities({ config, db, temporal }: DeliveryDeps)
   }
 
   /** One POST to one target; its outcome goes to the recorder as soon as the answer is in. */
-  async function attemptOne(ctx: AttemptContext, body: string, delivery: DeliveryWithWebhook, retryDelaysMs: number[], record: (r: AttemptRecord) => void): Promise<TargetOutcome> {
+  async function attemptOne(eventId: string, body: string, delivery: DeliveryWithWebhook, retryDelaysMs: number[], record: (r: AttemptRecord) => void): Promise<TargetOutcome> {
     const { webhookId } = delivery;
     const hook = delivery.webhook;
     if (!hook || hook.deletedAt || hook.disabledAt) {
@@ -83,7 +83,7 @@ export function createDeliveryActivities({ config, db, temporal }: DeliveryDeps)
     headers['Content-Type'] = 'application/json';
     headers['Accept'] = 'application/json';
     headers['User-Agent'] = `shiphook/${VERSION}`;
-    headers['webhook-id'] = ctx.event.id;
+    headers['webhook-id'] = eventId;
     if (hook.secret) headers['X-Hmac-Signature'] = signature(body, hook.secret);
     if (authorization) headers['Authorization'] = authorization;
 
@@ -101,7 +101,7 @@ export function createDeliveryActivities({ config, db, temporal }: DeliveryDeps)
       before: delivery,
       state: ok ? 'completed' : gone || final ? 'failed' : 'pending',
       payload: {
-        eventId: ctx.event.id,
+        eventId,
         webhookId,
         requestUrl: maskUrl(delivery.url),
         requestHeaders: authorization ? { ...headers, Authorization: 'Basic ***' } : headers,
@@ -113,7 +113,7 @@ export function createDeliveryActivities({ config, db, temporal }: DeliveryDeps)
       },
     });
     if (ok) return { webhookId, outcome: 'delivered' };
-    if (gone) return { webhookId, outcome: 'stopped', reason: '410 Gone: webhook disabled' };
+    if (gone) return { webhookId, outcome: 'stopped', reason: '410 Gone: webhook disabled', gone: true };
     if (final) return { webhookId, outcome: 'failed', attempt, responseCode: result.status };
     const planned = retryDelaysMs[attempt - 1]! * (1 - JITTER + Math.random() * 2 * JITTER);
     return { webhookId, outcome: 'retry', attempt, responseCode: result.status, retryInMs: Math.round(Math.max(planned, retryAfter(result) ?? 0)) };
@@ -131,7 +131,7 @@ export function createDeliveryActivities({ config, db, temporal }: DeliveryDeps)
       if (run && (run.consecutiveFailures === 1 || run.consecutiveFailures % config.disableAfterFailures === 0)) {
         await tellHealth(webhookId, run.failingSince);
       }
-    } else if (outcome.outcome === 'stopped' && outcome.reason.startsWith('410')) {
+    } else if (outcome.outcome === 'stopped' && outcome.gone) {
       await disableWebhook(db, webhookId, new Date());
     }
   }
@@ -156,7 +156,7 @@ export function createDeliveryActivities({ config, db, temporal }: DeliveryDeps)
       else toSend.push(delivery);
     }
     const recorder = outcomeRecorder((batch) => recordAttempts(db, input.eventId, batch), toSend.length);
-    outcomes.push(...(await Promise.all(toSend.map((d) => attemptOne(ctx, body, d, input.retryDelaysMs, recorder.add)))));
+    outcomes.push(...(await Promise.all(toSend.map((d) => attemptOne(ctx.event.id, body, d, input.retryDelaysMs, recorder.add)))));
     const status = (await recorder.done()) ?? ctx.event.status;
     await Promise.all(outcomes.map((o) => followUp(o, ctx.deliveries.get(o.webhookId))));
     return { status, outcomes };

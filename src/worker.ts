@@ -7,7 +7,7 @@ import { startDispatcher } from './delivery/dispatcher';
 import { workflowBundle } from './temporal/workflow-bundle';
 
 /** The dispatcher's pass without a notification (a safety net; notifications drive it). */
-export const DISPATCH_INTERVAL_MS = 2000;
+const DISPATCH_INTERVAL_MS = 2000;
 
 /**
  * A worker process, by role (config.worker.role):

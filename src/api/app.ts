@@ -4,7 +4,7 @@ import type { Db } from '../db/database';
 import { ApiError } from '../errors/api-error';
 import { debugEnabled, log } from '../log';
 import { requireAdmin } from './admin-auth';
-import { authenticate } from './auth';
+import { authenticate, forgetCallerAfterWrite } from './auth';
 import type { PrincipalCache } from './principal-cache';
 import { adminRoutes } from './routes/admin';
 import { apiKeysRoutes } from './routes/api-keys';
@@ -20,8 +20,8 @@ export interface AppDeps {
   config: Config;
   db: Db;
   temporal: TemporalClientSource;
-  /** Authentication without a query per request (see principal-cache.ts); none: always query. */
-  principals?: PrincipalCache;
+  /** Authentication without a query per request (see principal-cache.ts). */
+  principals: PrincipalCache;
 }
 
 export function createApp(deps: AppDeps): Express {
@@ -38,6 +38,8 @@ export function createApp(deps: AppDeps): Express {
   // The busiest resources first: a request walks the routers in this order.
   v2.use(webhooksRoutes(deps.db, deps.config));
   v2.use(eventsRoutes(deps.db, deps));
+  // Only these change users, keys or balances (a purchase).
+  v2.use(['/users', '/api_keys', '/shipments'], forgetCallerAfterWrite(deps.principals));
   v2.use(usersRoutes(deps.db), apiKeysRoutes(deps.db));
   v2.use(endShippersRoutes(deps.db), shipmentsRoutes(deps));
   app.use('/v2', v2);

@@ -1,4 +1,4 @@
-import type { NextFunction, Request, Response } from 'express';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Db } from '../db/database';
 import { findActiveKey } from '../domain/api-keys';
 import { keyDigest } from '../domain/secrets';
@@ -29,24 +29,35 @@ export function keyFromAuthorization(header: string | undefined): string | undef
   return undefined;
 }
 
-export function authenticate(db: Db, cache?: PrincipalCache) {
-  return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
+export function authenticate(db: Db, cache: PrincipalCache) {
+  return async (req: Request, _res: Response, next: NextFunction): Promise<void> => {
     const key = keyFromAuthorization(req.headers.authorization);
-    const digest = key ? keyDigest(key).toString('hex') : undefined;
-    let found = digest ? cache?.get(digest) : undefined;
-    if (!found && key) {
-      const since = cache?.begin() ?? 0;
-      found = await findActiveKey(db, key);
-      if (found) cache?.set(digest!, found, since);
+    const digest = key ? keyDigest(key) : undefined;
+    const cacheKey = digest?.toString('hex');
+    let found = cacheKey ? cache.get(cacheKey) : undefined;
+    if (!found && digest) {
+      const since = cache.begin();
+      found = await findActiveKey(db, digest);
+      if (found) cache.set(cacheKey!, found, since);
     }
     if (!found) {
       throw new ApiError('UNAUTHORIZED', 'The API key is missing, unknown or no longer active. Send it as the Basic auth user name with an empty password.');
     }
     req.principal = found;
-    // Read your own writes: a request that may have changed the user or its keys drops
-    // them here at once; other processes hear of it from the database trigger.
-    if (cache && req.method !== 'GET' && req.method !== 'HEAD') {
-      const userId = found.user.id;
+    next();
+  };
+}
+
+/**
+ * Read your own writes: after a write to a route that may change the caller's user
+ * row or keys, this process drops them at once; other processes (and other users
+ * the write changed, such as a child or the parent paying for a child's purchase)
+ * hear of it from the database trigger a moment later.
+ */
+export function forgetCallerAfterWrite(cache: PrincipalCache): RequestHandler {
+  return (req, res, next) => {
+    if (req.principal && req.method !== 'GET' && req.method !== 'HEAD') {
+      const userId = req.principal.user.id;
       res.once('finish', () => cache.forgetUser(userId));
     }
     next();

@@ -2,11 +2,12 @@ import { listen } from '../db/listen';
 import type { Principal } from '../domain/principal';
 
 /** Channel the `shiphook_auth_changed` trigger notifies (migrations/…_auth_change_notifications.ts). */
-export const AUTH_CHANNEL = 'shiphook_auth';
+const AUTH_CHANNEL = 'shiphook_auth';
 
 export interface PrincipalCacheOptions {
-  /** A safety net only: entries are dropped on every change to their user or keys. */
+  /** A safety net only: entries are dropped on every change to their user or keys (default 60 s). */
   ttlMs: number;
+  /** Default 10,000. */
   maxEntries: number;
 }
 
@@ -31,7 +32,7 @@ export interface PrincipalCache {
  * it has handled a request that changes something. While the notifications are
  * not arriving (connection lost), nothing is served from the cache.
  */
-export function startPrincipalCache(databaseUrl: string, opts: PrincipalCacheOptions): PrincipalCache {
+export function startPrincipalCache(databaseUrl: string, opts: PrincipalCacheOptions = { ttlMs: 60_000, maxEntries: 10_000 }): PrincipalCache {
   const entries = new Map<string, { principal: Principal; expires: number }>();
   const byUser = new Map<string, Set<string>>();
   // Invalidations are numbered: a lookup that began before its user's last one may

@@ -4,9 +4,6 @@ import type { Config } from '../config';
 import { log } from '../log';
 import { requireServices } from './require-env';
 
-/** Entries are dropped on every change (a trigger's notification); the TTL is only a safety net. */
-const PRINCIPAL_CACHE = { ttlMs: 60_000, maxEntries: 10_000 };
-
 /**
  * `shiphook api`: the HTTP API. With SHIPHOOK_API_PROCESSES > 1 this process only
  * supervises that many API processes sharing the port (Node cluster), so one
@@ -25,7 +22,7 @@ export async function runApi(baseConfig: Config): Promise<void> {
   ]);
   const db = createDb(config.databaseUrl);
   const temporal = lazyTemporal(config);
-  const principals = startPrincipalCache(config.databaseUrl, PRINCIPAL_CACHE);
+  const principals = startPrincipalCache(config.databaseUrl);
   const app = createApp({ config, db, temporal, principals });
   const server = app.listen(config.port, config.host);
   await once(server, 'listening');

@@ -1,4 +1,4 @@
-import { Kysely, PostgresDialect, type Transaction } from 'kysely';
+import { Kysely, PostgresDialect, type RawBuilder, sql, type Transaction } from 'kysely';
 import pg from 'pg';
 import { preparedStatementPool } from './prepared-statements';
 import type { ApiKeysTable } from './tables/api-keys';
@@ -24,6 +24,14 @@ export interface Database {
 export type Db = Kysely<Database>;
 /** Repository functions take either the pool or a transaction. */
 export type Executor = Kysely<Database> | Transaction<Database>;
+
+/**
+ * `column = anyOf(ids)` for `column in (…ids)`: one array parameter keeps the statement
+ * text, and so its prepared plan (prepared-statements.ts), the same for any number of ids.
+ */
+export function anyOf(ids: readonly string[]): RawBuilder<string> {
+  return sql<string>`any(${ids}::text[])`;
+}
 
 // numeric stays a string (money is exact); int8 counts become numbers.
 pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number(v));

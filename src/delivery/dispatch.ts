@@ -1,7 +1,7 @@
 import type { Client } from '@temporalio/client';
 import { sql } from 'kysely';
 import { type Config, retryTaskQueue } from '../config';
-import type { Executor } from '../db/database';
+import { anyOf, type Executor } from '../db/database';
 import type { EventRow } from '../db/tables/events';
 import { maskUrl } from '../domain/webhook-url';
 import { EventIdAttr, EventStatusAttr, EventTypeAttr, ModeAttr, UserIdAttr, WebhookUrlsAttr } from '../temporal/search-attributes';
@@ -10,7 +10,7 @@ import type { DeliverEventInput, DeliveryTarget } from '../../workflows/deliver-
 
 const START_TIMEOUT_MS = 5000;
 
-export type EventToStart = Pick<EventRow, 'id' | 'user_id' | 'mode' | 'description' | 'status'>;
+type EventToStart = Pick<EventRow, 'id' | 'user_id' | 'mode' | 'description' | 'status'>;
 
 /**
  * Starts the delivery workflow of a committed event (workflow id = event id).
@@ -58,12 +58,16 @@ export async function pendingTargets(db: Executor, eventIds: string[]): Promise<
   const rows = await db
     .selectFrom('event_deliveries')
     .select(['event_id', 'webhook_id', 'url'])
-    .where('event_id', 'in', eventIds)
+    .where('event_id', '=', anyOf(eventIds))
     .where('state', '=', 'pending')
     .orderBy('event_id')
     .orderBy('webhook_id')
     .execute();
-  for (const r of rows) byEvent.set(r.event_id, [...(byEvent.get(r.event_id) ?? []), { webhookId: r.webhook_id, url: maskUrl(r.url) }]);
+  for (const r of rows) {
+    let targets = byEvent.get(r.event_id);
+    if (!targets) byEvent.set(r.event_id, (targets = []));
+    targets.push({ webhookId: r.webhook_id, url: maskUrl(r.url) });
+  }
   return byEvent;
 }
 
@@ -94,13 +98,13 @@ export async function claimUndispatched(db: Executor, limit: number, leaseMs: nu
 /** The workflows of these events were started. */
 export async function markDispatched(db: Executor, eventIds: string[]): Promise<void> {
   if (eventIds.length === 0) return;
-  await db.updateTable('events').set({ dispatched_at: new Date(), dispatch_lease_until: null }).where('id', 'in', eventIds).where('dispatched_at', 'is', null).execute();
+  await db.updateTable('events').set({ dispatched_at: new Date(), dispatch_lease_until: null }).where('id', '=', anyOf(eventIds)).where('dispatched_at', 'is', null).execute();
 }
 
 /** Their starts failed: the next pass may claim them again at once. */
 export async function releaseClaims(db: Executor, eventIds: string[]): Promise<void> {
   if (eventIds.length === 0) return;
-  await db.updateTable('events').set({ dispatch_lease_until: null }).where('id', 'in', eventIds).where('dispatched_at', 'is', null).execute();
+  await db.updateTable('events').set({ dispatch_lease_until: null }).where('id', '=', anyOf(eventIds)).where('dispatched_at', 'is', null).execute();
 }
 
 function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {

@@ -1,4 +1,4 @@
-import type { Db, Executor } from '../db/database';
+import { anyOf, type Db, type Executor } from '../db/database';
 import type { ApiKeyRow, Mode } from '../db/tables/api-keys';
 import type { UserRow } from '../db/tables/users';
 import { ApiError, notFound } from '../errors/api-error';
@@ -30,14 +30,14 @@ export function apiKeyView(row: ApiKeyRow) {
 const SALES_ADVICE =
   'Managing the API keys of this account requires a ReferralCustomer account. Please contact sales to enable it.';
 
-/** Authentication: the active, undeleted key with this value, and its undeleted user. */
-export async function findActiveKey(db: Db, key: string): Promise<Principal | undefined> {
+/** Authentication: the active, undeleted key with this digest (`keyDigest`), and its undeleted user. */
+export async function findActiveKey(db: Db, digest: Buffer): Promise<Principal | undefined> {
   const row = await db
     .selectFrom('api_keys')
     .innerJoin('users', 'users.id', 'api_keys.user_id')
     .selectAll('users')
     .select(['api_keys.id as key_id', 'api_keys.mode as key_mode'])
-    .where('api_keys.key_digest', '=', keyDigest(key))
+    .where('api_keys.key_digest', '=', digest)
     .where('api_keys.active', '=', true)
     .where('api_keys.deleted_at', 'is', null)
     .where('users.deleted_at', 'is', null)
@@ -110,7 +110,7 @@ export async function listKeys(db: Db, who: Principal) {
   const keys = await db
     .selectFrom('api_keys')
     .selectAll()
-    .where('user_id', 'in', ownerIds)
+    .where('user_id', '=', anyOf(ownerIds))
     .where('deleted_at', 'is', null)
     .orderBy('id')
     .execute();

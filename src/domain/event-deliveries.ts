@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { Db } from '../db/database';
+import { anyOf, type Db } from '../db/database';
 import type { DeliveryState, EventRow, EventStatus } from '../db/tables/events';
 import type { CustomHeader } from '../db/tables/webhooks';
 import { type EventUrls, refreshEventStatus, urlsOf } from './events';
@@ -93,7 +93,7 @@ export async function recordAttempts(db: Db, eventId: string, records: AttemptRe
       .updateTable('event_deliveries')
       .set((eb) => ({ attempts: eb('attempts', '+', 1), updated_at: new Date() }))
       .where('event_id', '=', eventId)
-      .where('webhook_id', 'in', records.map((r) => r.webhookId))
+      .where('webhook_id', '=', anyOf(records.map((r) => r.webhookId)))
       .execute();
     return 'retrying';
   }

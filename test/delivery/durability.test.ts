@@ -62,7 +62,7 @@ describe('durability', () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'shiphook-temporal-outage-'));
     const port = await freePort();
     const dbFile = path.join(dir, 'temporal.db');
-    let temporal = await startDevTemporal({ port, dbFile, ui: false });
+    let temporal = await startDevTemporal({ cliPath: process.env.TEMPORAL_CLI_PATH, port, dbFile, ui: false });
     let iso: IsolatedSystem | undefined;
     const receiver = await startReceiver();
     try {
@@ -76,7 +76,7 @@ describe('durability', () => {
       await new Promise((r) => setTimeout(r, 4500));
       expect(await iso.dispatchedAt(event.id)).toBeNull();
       expect(receiver.deliveries).toHaveLength(0);
-      temporal = await startDevTemporal({ port, dbFile, ui: false });
+      temporal = await startDevTemporal({ cliPath: process.env.TEMPORAL_CLI_PATH, port, dbFile, ui: false });
       await eventStatus(iso.api, acct.testKey, event.id, 'completed', 60_000);
       expect(receiver.deliveries.map((d) => d.json.id)).toEqual([event.id]);
     } finally {

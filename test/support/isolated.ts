@@ -2,6 +2,7 @@ import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import path from 'node:path';
 import pg from 'pg';
 import { inject } from 'vitest';
+import type { WorkerRole } from '../../src/config';
 import { shiphookProcessEnv } from '../../src/launcher/process-env';
 import { stopChild } from '../../src/launcher/temporal';
 import { startSystem, testConfig } from './system';
@@ -14,7 +15,7 @@ const CLI = path.resolve('bin/shiphook.mjs');
  * will, a dispatcher that must not be beaten to an event by the suite's worker):
  * a database of their own on the suite's PostgreSQL server, migrated.
  */
-export async function isolatedDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
+async function isolatedDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
   const shared = new URL(inject('databaseUrl'));
   const name = `shiphook_iso_${process.pid}_${Date.now()}_${Math.floor(Math.random() * 1e6)}`;
   const admin = new pg.Client({ connectionString: shared.toString() });
@@ -37,7 +38,7 @@ export async function isolatedDatabase(): Promise<{ url: string; drop(): Promise
 }
 
 /** A `shiphook worker` process with the test timings; resolves once it polls. */
-export async function startWorkerProcess(env: Record<string, string> & { DATABASE_URL: string; TEMPORAL_ADDRESS: string; SHIPHOOK_TASK_QUEUE: string }): Promise<ChildProcess> {
+async function startWorkerProcess(env: Record<string, string> & { DATABASE_URL: string; TEMPORAL_ADDRESS: string; SHIPHOOK_TASK_QUEUE: string }): Promise<ChildProcess> {
   const child = spawn(process.execPath, [CLI, 'worker'], {
     env: { ...shiphookProcessEnv(), ...TEST_ENV, ...env },
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
@@ -62,8 +63,7 @@ export async function isolatedSystem(overrides: { temporalAddress?: string } = {
   const workers: ChildProcess[] = [];
   return {
     api,
-    database,
-    async worker(opts: { temporalAddress?: string; role?: 'all' | 'deliveries' | 'retries'; env?: Record<string, string> } = {}) {
+    async worker(opts: { temporalAddress?: string; role?: WorkerRole; env?: Record<string, string> } = {}) {
       const w = await startWorkerProcess({
         DATABASE_URL: database.url,
         TEMPORAL_ADDRESS: opts.temporalAddress ?? testConfig().temporalAddress!,

@@ -33,7 +33,7 @@ export async function startSystem(overrides: Partial<Config> = {}): Promise<Test
   const db = createDb(config.databaseUrl!, 5);
   const temporal = lazyTemporal(config);
   // As `shiphook api` runs: authentication served from the cache, kept right by the database trigger.
-  const principals = startPrincipalCache(config.databaseUrl!, { ttlMs: 60_000, maxEntries: 10_000 });
+  const principals = startPrincipalCache(config.databaseUrl!);
   const app = createApp({ config, db, temporal, principals });
   const server: Server = app.listen(0, '127.0.0.1');
   await once(server, 'listening');
