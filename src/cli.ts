@@ -10,6 +10,8 @@ const USAGE = `usage: shiphook <command>
   admin create-user --name N --email E [--phone P] [--password P] [--referral-customer] [--end-shipper]
   events replay [--status S] [--user-id U] [--webhook-id H] [--since T] [--until T]
   bundle-workflows FILE   write the workers' workflow bundle (then set SHIPHOOK_WORKFLOW_BUNDLE=FILE)
+  keys      print the seeded user's keys as shell variables: eval "$(npx shiphook keys)"
+  provision fetch the tools the project runs but does not ship (the temporal CLI), if missing
 `;
 
 const [command, ...args] = process.argv.slice(2);
@@ -25,6 +27,8 @@ const commands: Record<string, () => Promise<void>> = {
   migrate: async () => (await import('./cli/migrate')).runMigrate(config),
   admin: async () => (await import('./cli/admin')).runAdmin(config, args),
   events: async () => (await import('./cli/events')).runEvents(config, args),
+  keys: async () => (await import('./cli/dev-state')).printSeededKeys(config.dataDir),
+  provision: async () => (await import('./cli/provision')).runProvision(config, args),
   'bundle-workflows': async () => {
     if (!args[0]) throw new Error('usage: shiphook bundle-workflows FILE');
     await (await import('./temporal/workflow-bundle')).bundleWorkflows(args[0]);

@@ -2,6 +2,7 @@ import cluster from 'node:cluster';
 import { once } from 'node:events';
 import type { Config } from '../config';
 import { log } from '../log';
+import { reportReady, stopWithLauncher } from './parent';
 import { requireServices } from './require-env';
 
 /**
@@ -11,6 +12,7 @@ import { requireServices } from './require-env';
  */
 export async function runApi(baseConfig: Config): Promise<void> {
   const config = requireServices(baseConfig);
+  if (cluster.isPrimary) stopWithLauncher();
   if (config.apiProcesses > 1 && cluster.isPrimary) return supervise(config.apiProcesses);
 
   // Loaded here, not at the top: a supervising primary needs none of it.
@@ -26,7 +28,10 @@ export async function runApi(baseConfig: Config): Promise<void> {
   const app = createApp({ config, db, temporal, principals });
   const server = app.listen(config.port, config.host);
   await once(server, 'listening');
-  if (cluster.isPrimary) log.info('api listening', { url: `http://${config.host}:${config.port}/v2` });
+  if (cluster.isPrimary) {
+    log.info('api listening', { url: `http://${config.host}:${config.port}/v2` });
+    reportReady();
+  }
   const stop = () => {
     server.close(() => void Promise.all([db.destroy(), temporal.close(), principals.close()]).then(() => process.exit(0)));
     setTimeout(() => process.exit(0), 5000).unref();
@@ -47,7 +52,10 @@ async function supervise(processes: number): Promise<void> {
   const listening = new Set<number>();
   cluster.on('listening', (worker, address) => {
     listening.add(worker.id);
-    if (listening.size === processes) log.info('api listening', { url: `http://${address.address}:${address.port}/v2`, processes });
+    if (listening.size === processes) {
+      log.info('api listening', { url: `http://${address.address}:${address.port}/v2`, processes });
+      reportReady();
+    }
   });
   const stop = () => {
     stopping = true;

@@ -1,29 +1,36 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { Config } from '../config';
 import { createDb, type Db } from '../db/database';
-import { migrateToLatest } from '../db/migrate';
 import { createParentUser } from '../domain/users';
-import { waitForPort } from '../launcher/free-port';
-import { startInfrastructure } from '../launcher/infrastructure';
-import { shiphookProcessEnv } from '../launcher/process-env';
-import { stopChild } from '../launcher/temporal';
+import { type ShiphookSystem, startSystem } from '../launcher/system';
 import { writeDevState } from './dev-state';
 
-const CLI = fileURLToPath(new URL('../../bin/shiphook.mjs', import.meta.url));
+/** A child that dies is restarted with backoff; this many deaths within a minute stop everything. */
+const RESTART = { maxCrashes: 5, windowMs: 60_000 };
 
 /**
  * `shiphook dev` (= `npm start`): embedded PostgreSQL and Temporal dev server
  * unless DATABASE_URL / TEMPORAL_ADDRESS are set, migrations, a seeded parent user
- * on first start, then the worker and api as child processes. Ctrl-C stops all.
+ * on first start, then the worker and api as child processes, restarted if they
+ * die. Ctrl-C stops everything (api and worker first, the services last) and exits 0.
  */
 export async function runDev(config: Config): Promise<void> {
-  const started = Date.now();
   mkdirSync(config.dataDir, { recursive: true });
-  const infra = await startInfrastructure({
+  let stopping: Promise<never> | undefined;
+  const stop = (code: number, why?: string) =>
+    (stopping ??= (async () => {
+      if (why) process.stderr.write(`shiphook dev: ${why}; stopping everything\n`);
+      // Stopped while starting: what started is stopped as soon as the start settles.
+      await (await starting.catch(() => undefined))?.stop();
+      process.exit(code);
+    })());
+  process.on('SIGINT', () => void stop(0));
+  process.on('SIGTERM', () => void stop(0));
+
+  const adminToken = config.adminToken ?? adminTokenFrom(config.dataDir);
+  const starting: Promise<ShiphookSystem> = startSystem({
     dataDir: config.dataDir,
     databaseUrl: config.databaseUrl,
     temporalAddress: config.temporalAddress,
@@ -33,74 +40,44 @@ export async function runDev(config: Config): Promise<void> {
     temporalPort: config.devPorts.temporal,
     temporalUiPort: config.devPorts.temporalUi,
     ui: true,
-  });
-  const children: ChildProcess[] = [];
-  let stopping = false;
-  const stop = async (code: number) => {
-    if (stopping) return;
-    stopping = true;
-    await Promise.allSettled(children.map((c) => stopChild(c)));
-    await infra.stop();
-    process.exit(code);
-  };
-  const startChild = (command: string, env: NodeJS.ProcessEnv) => {
-    const child = spawn(process.execPath, [CLI, command], { env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-    child.once('exit', (code) => {
-      if (stopping) return;
-      process.stderr.write(`shiphook ${command} exited (${code}); stopping\n`);
-      void stop(1);
-    });
-    children.push(child);
-    return child;
-  };
-  process.on('SIGINT', () => void stop(0));
-  process.on('SIGTERM', () => void stop(0));
-
-  try {
-    const db = createDb(infra.databaseUrl, 2);
-    await migrateToLatest(db);
-    const adminToken = config.adminToken ?? adminTokenFrom(config.dataDir);
-    const seeded = await seedFirstUser(db, config.dataDir);
-    await db.destroy();
-    writeDevState(config.dataDir, { databaseUrl: infra.databaseUrl, temporalAddress: infra.temporalAddress, pid: process.pid });
-
-    const env = {
-      ...shiphookProcessEnv(),
-      DATABASE_URL: infra.databaseUrl,
-      TEMPORAL_ADDRESS: infra.temporalAddress,
+    env: {
       SHIPHOOK_ADMIN_TOKEN: adminToken,
       SHIPHOOK_ALLOW_INSECURE_WEBHOOKS: process.env.SHIPHOOK_ALLOW_INSECURE_WEBHOOKS ?? 'true',
-    };
-    const workerReady = new Promise<void>((resolve) => {
-      const worker = startChild('worker', env);
-      worker.on('message', (m: { ready?: boolean }) => { if (m?.ready) resolve(); });
-    });
-    startChild('api', env);
-    await Promise.all([workerReady, waitForPort(config.port, config.host)]);
+    },
+    api: { host: config.host, port: config.port },
+    workers: [{ label: 'worker', role: config.worker.role }],
+    restart: RESTART,
+    onChildDied: (reason) => void stop(1, reason),
+  });
+  const system = await starting;
+  if (stopping) return; // Ctrl-C while starting
 
-    const lines = [
-      '',
-      `shiphook is ready in ${((Date.now() - started) / 1000).toFixed(1)} s`,
-      `  API          http://${config.host}:${config.port}/v2`,
-      `  Temporal UI  ${infra.temporalUiUrl ?? '(external Temporal at ' + infra.temporalAddress + ')'}`,
-      `  Admin token  ${adminToken}   (Authorization: Bearer … on /admin/v1)`,
-    ];
-    if (seeded) {
-      lines.push(
-        `  Seeded user  developer@shiphook.local (${seeded.user.id})`,
-        `    test key        ${seeded.api_keys[0]!.key}`,
-        `    production key  ${seeded.api_keys[1]!.key}`,
-        `    saved to ${path.join(config.dataDir, 'credentials.json')}`,
-      );
-    } else {
-      lines.push(`  Credentials of the seeded user: ${path.join(config.dataDir, 'credentials.json')}`);
-    }
-    lines.push('  Ctrl-C stops everything; data stays in ' + config.dataDir, '');
-    process.stdout.write(lines.join('\n') + '\n');
-  } catch (err) {
-    process.stderr.write(`shiphook dev: ${err instanceof Error ? err.message : String(err)}\n`);
-    await stop(1);
+  const db = createDb(system.databaseUrl, 1);
+  const seeded = await seedFirstUser(db, config.dataDir).finally(() => db.destroy());
+  writeDevState(config.dataDir, { databaseUrl: system.databaseUrl, temporalAddress: system.temporalAddress, pid: process.pid });
+
+  const credentials = path.join(config.dataDir, 'credentials.json');
+  const lines = [
+    '',
+    // Counted from the start of the process, as the user waits: tsx's load included.
+    `shiphook is ready in ${process.uptime().toFixed(1)} s`,
+    `  API          http://${config.host}:${config.port}/v2`,
+    `  Temporal UI  ${system.temporalUiUrl ?? '(external Temporal at ' + system.temporalAddress + ')'}`,
+    `  Admin token  ${adminToken}   (Authorization: Bearer … on /admin/v1)`,
+  ];
+  if (seeded) {
+    lines.push(
+      `  Seeded user  developer@shiphook.local (${seeded.user.id})`,
+      `    test key        ${seeded.api_keys[0]!.key}`,
+      `    production key  ${seeded.api_keys[1]!.key}`,
+    );
   }
+  lines.push(
+    `  Credentials  ${credentials}  (in a shell: eval "$(npx shiphook keys)" sets TEST_KEY and PROD_KEY)`,
+    `  Ctrl-C stops everything; the data stays in ${config.dataDir}`,
+    '',
+  );
+  process.stdout.write(lines.join('\n') + '\n');
 }
 
 function adminTokenFrom(dataDir: string): string {

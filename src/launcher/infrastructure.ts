@@ -1,6 +1,6 @@
 import path from 'node:path';
-import { startEmbeddedPostgres } from './postgres';
-import { startDevTemporal } from './temporal';
+import { type EmbeddedDatabase, startEmbeddedPostgres } from './postgres';
+import { type DevTemporal, startDevTemporal } from './temporal';
 
 export interface Infrastructure {
   databaseUrl: string;
@@ -8,6 +8,8 @@ export interface Infrastructure {
   temporalUiUrl?: string;
   /** Which services this launcher started (and will stop). */
   started: { postgres: boolean; temporal: boolean };
+  /** The embedded PostgreSQL's data directory, when one was started. */
+  postgresDataDir?: string;
   stop(): Promise<void>;
 }
 
@@ -27,12 +29,12 @@ export interface InfrastructureOptions {
 }
 
 /**
- * What `shiphook dev` and the test suite both stand on: the services named by the
- * environment, or embedded ones started here (PostgreSQL from npm, the Temporal
- * dev server from the `temporal` CLI).
+ * The services shiphook stands on: the ones named by the environment, or embedded
+ * ones started here (PostgreSQL from npm, the Temporal dev server from the `temporal`
+ * CLI). If one fails to start, the other is stopped before the error is thrown.
  */
 export async function startInfrastructure(opts: InfrastructureOptions): Promise<Infrastructure> {
-  const [postgres, temporal] = await Promise.all([
+  const [postgres, temporal] = await Promise.allSettled([
     opts.databaseUrl ? undefined : startEmbeddedPostgres(opts.dataDir, { port: opts.postgresPort, persistent: opts.persistent, statementStats: opts.statementStats }),
     opts.temporalAddress
       ? undefined
@@ -44,13 +46,23 @@ export async function startInfrastructure(opts: InfrastructureOptions): Promise<
           ui: opts.ui,
         }),
   ]);
+  const pg: EmbeddedDatabase | undefined = postgres.status === 'fulfilled' ? postgres.value : undefined;
+  const dev: DevTemporal | undefined = temporal.status === 'fulfilled' ? temporal.value : undefined;
+  // Called after the processes that use them stopped: both at once.
+  const stop = async () => {
+    await Promise.all([dev?.stop(), pg?.stop()]);
+  };
+  const failed = [postgres, temporal].find((r) => r.status === 'rejected') as PromiseRejectedResult | undefined;
+  if (failed) {
+    await stop();
+    throw failed.reason;
+  }
   return {
-    databaseUrl: opts.databaseUrl ?? postgres!.url,
-    temporalAddress: opts.temporalAddress ?? temporal!.address,
-    temporalUiUrl: temporal?.uiUrl,
-    started: { postgres: !!postgres, temporal: !!temporal },
-    async stop() {
-      await Promise.allSettled([temporal?.stop(), postgres?.stop()]);
-    },
+    databaseUrl: opts.databaseUrl ?? pg!.url,
+    temporalAddress: opts.temporalAddress ?? dev!.address,
+    temporalUiUrl: dev?.uiUrl,
+    started: { postgres: !!pg, temporal: !!dev },
+    postgresDataDir: pg?.dataDir,
+    stop,
   };
 }

@@ -2,6 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, renameSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { LaunchError } from './launch-error';
 
 /**
  * Tools the project runs but does not ship (the `temporal` CLI for the dev server,
@@ -24,7 +25,8 @@ export interface ProvisionedTool {
   env: Record<string, string>;
 }
 
-const ROOT = fileURLToPath(new URL('../../node_modules/.cache/shiphook', import.meta.url));
+/** SHIPHOOK_TOOLS_DIR moves it (tests of a machine without the tools). */
+const ROOT = process.env.SHIPHOOK_TOOLS_DIR || fileURLToPath(new URL('../../node_modules/.cache/shiphook', import.meta.url));
 
 /** Where a pinned tool lives once provisioned (whether or not it is there yet). */
 export function toolDir(tool: PythonTool): string {
@@ -38,7 +40,7 @@ export function provisionedTool(tool: PythonTool): ProvisionedTool | undefined {
 }
 
 /** Raised when the tool cannot be provisioned; its message is meant for a person, whole. */
-export class ToolUnavailable extends Error {}
+export class ToolUnavailable extends LaunchError {}
 
 /**
  * The tool, provisioned now with one progress line on stderr if it is not there yet.

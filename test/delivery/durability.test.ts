@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort } from '../../src/launcher/free-port';
+import { freePort } from '../../src/launcher/ports';
 import { startDevTemporal } from '../../src/launcher/temporal';
 import { eventStatus, publish, webhook } from '../support/events';
 import { call, createAccount } from '../support/http';

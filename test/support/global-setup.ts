@@ -1,11 +1,8 @@
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { TestProject } from 'vitest/node';
-import { startInfrastructure } from '../../src/launcher/infrastructure';
-import { shiphookProcessEnv } from '../../src/launcher/process-env';
-import { stopChild } from '../../src/launcher/temporal';
+import { startSystem } from '../../src/launcher/system';
 import { TEST_ENV } from './test-config';
 
 declare module 'vitest' {
@@ -15,38 +12,35 @@ declare module 'vitest' {
   }
 }
 
-const CLI = path.resolve('bin/shiphook.mjs');
-
 /**
- * Real services for the whole suite, through the same launcher as `shiphook dev`:
- * the env's DATABASE_URL / TEMPORAL_ADDRESS, or embedded PostgreSQL and a Temporal
- * dev server. One `shiphook worker` child process serves every test file.
+ * Real services for the whole suite, through the same launcher as `shiphook dev`
+ * and the bench: the env's DATABASE_URL / TEMPORAL_ADDRESS, or embedded PostgreSQL
+ * and a Temporal dev server; migrations; one `shiphook worker` process that serves
+ * every test file. Each test file runs its own API in-process (test/support/system.ts).
  */
 export default async function setup(project: TestProject) {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'shiphook-test-'));
-  const infra = await startInfrastructure({
+  const system = await startSystem({
     dataDir,
     databaseUrl: process.env.DATABASE_URL,
     temporalAddress: process.env.TEMPORAL_ADDRESS,
     temporalCliPath: process.env.TEMPORAL_CLI_PATH,
     persistent: false,
     ui: false,
-  });
-  const env = { ...shiphookProcessEnv(), ...TEST_ENV, DATABASE_URL: infra.databaseUrl, TEMPORAL_ADDRESS: infra.temporalAddress };
-  try {
-    // Migrations run through the CLI, exactly as an operator runs them.
-    execFileSync(process.execPath, [CLI, 'migrate'], { env, stdio: ['ignore', 'ignore', 'inherit'] });
-  } catch (err) {
-    await infra.stop();
+    env: TEST_ENV,
+    workers: [{ label: 'worker', role: 'all' }],
+    output: ['ignore', 'inherit'],
+    // A worker that dies fails the tests that need it; say why at once.
+    onChildDied: (reason) => process.stderr.write(`\n[global setup] ${reason}\n`),
+  }).catch((err) => {
+    rmSync(dataDir, { recursive: true, force: true });
     throw err;
-  }
-  const worker: ChildProcess = spawn(process.execPath, [CLI, 'worker'], { env, stdio: ['ignore', 'ignore', 'inherit'] });
-  project.provide('databaseUrl', infra.databaseUrl);
-  project.provide('temporalAddress', infra.temporalAddress);
+  });
+  project.provide('databaseUrl', system.databaseUrl);
+  project.provide('temporalAddress', system.temporalAddress);
 
   return async () => {
-    await stopChild(worker);
-    await infra.stop();
+    await system.stop();
     rmSync(dataDir, { recursive: true, force: true });
   };
 }

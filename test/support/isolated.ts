@@ -4,7 +4,7 @@ import pg from 'pg';
 import { inject } from 'vitest';
 import type { WorkerRole } from '../../src/config';
 import { shiphookProcessEnv } from '../../src/launcher/process-env';
-import { stopChild } from '../../src/launcher/temporal';
+import { stopProcess as stopChild } from '../../src/launcher/child';
 import { startSystem, testConfig } from './system';
 import { TEST_ENV } from './test-config';
 
