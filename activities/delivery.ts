@@ -7,7 +7,7 @@ import { send, type SendResult } from '../src/delivery/send';
 import { RESERVED_HEADERS } from '../src/domain/custom-headers';
 import { type AttemptRecord, type DeliveryWithWebhook, loadAttempt, recordAttempts } from '../src/domain/event-deliveries';
 import { eventDelivery } from '../src/domain/events';
-import { deliveryBody, signature } from '../src/domain/signature';
+import { deliveryBody, signature, standardSignature } from '../src/domain/signature';
 import { assertDeliverableAddress, basicAuthFromUrl, maskUrl } from '../src/domain/webhook-url';
 import { disableIfSustained, disableWebhook, type HealthVerdict, recordFailure, recordSuccess } from '../src/domain/webhooks';
 import { healthWorkflowId } from '../src/temporal/task-queue';
@@ -66,7 +66,7 @@ export function createDeliveryActivities({ config, db, temporal }: DeliveryDeps)
   }
 
   /** One POST to one target; its outcome goes to the recorder as soon as the answer is in. */
-  async function attemptOne(eventId: string, body: string, delivery: DeliveryWithWebhook, retryDelaysMs: number[], record: (r: AttemptRecord) => void): Promise<TargetOutcome> {
+  async function attemptOne(eventId: string, body: string, delivery: DeliveryWithWebhook, retryDelaysMs: number[], record: (r: AttemptRecord) => void, test: boolean): Promise<TargetOutcome> {
     const { webhookId } = delivery;
     const hook = delivery.webhook;
     if (!hook || hook.deletedAt || hook.disabledAt) {
@@ -83,8 +83,15 @@ export function createDeliveryActivities({ config, db, temporal }: DeliveryDeps)
     headers['Content-Type'] = 'application/json';
     headers['Accept'] = 'application/json';
     headers['User-Agent'] = `shiphook/${VERSION}`;
+    // Standard Webhooks (webhook-id is also the idempotency key); signed when there is a secret.
+    const timestamp = Math.floor(Date.now() / 1000);
     headers['webhook-id'] = eventId;
-    if (hook.secret) headers['X-Hmac-Signature'] = signature(body, hook.secret);
+    headers['webhook-timestamp'] = String(timestamp);
+    if (hook.secret) {
+      headers['webhook-signature'] = standardSignature(eventId, timestamp, body, hook.previousSecret ? [hook.secret, hook.previousSecret] : [hook.secret]);
+      headers['X-Hmac-Signature'] = signature(body, hook.secret);
+    }
+    if (test) headers['X-Shiphook-Test'] = 'true';
     if (authorization) headers['Authorization'] = authorization;
 
     let result: SendResult;
@@ -156,7 +163,7 @@ export function createDeliveryActivities({ config, db, temporal }: DeliveryDeps)
       else toSend.push(delivery);
     }
     const recorder = outcomeRecorder((batch) => recordAttempts(db, input.eventId, batch), toSend.length);
-    outcomes.push(...(await Promise.all(toSend.map((d) => attemptOne(ctx.event.id, body, d, input.retryDelaysMs, recorder.add)))));
+    outcomes.push(...(await Promise.all(toSend.map((d) => attemptOne(ctx.event.id, body, d, input.retryDelaysMs, recorder.add, ctx.event.test)))));
     const status = (await recorder.done()) ?? ctx.event.status;
     await Promise.all(outcomes.map((o) => followUp(o, ctx.deliveries.get(o.webhookId))));
     return { status, outcomes };

@@ -29,6 +29,8 @@ export interface Config {
   attemptTimeoutMs: number;
   disableAfterFailures: number;
   disableAfterMs: number;
+  /** How long a rotated-out webhook secret keeps signing beside the new one. */
+  secretRotationGraceMs: number;
   testTrackerStepMs: number;
   worker: {
     /**
@@ -87,6 +89,7 @@ function readConfig(env: NodeJS.ProcessEnv): Config {
     attemptTimeoutMs: duration(env.SHIPHOOK_ATTEMPT_TIMEOUT || '15s', 'SHIPHOOK_ATTEMPT_TIMEOUT'),
     disableAfterFailures: int(env.SHIPHOOK_DISABLE_AFTER_FAILURES, 20, 'SHIPHOOK_DISABLE_AFTER_FAILURES'),
     disableAfterMs: duration(env.SHIPHOOK_DISABLE_AFTER || '5d', 'SHIPHOOK_DISABLE_AFTER'),
+    secretRotationGraceMs: duration(env.SHIPHOOK_SECRET_ROTATION_GRACE || '24h', 'SHIPHOOK_SECRET_ROTATION_GRACE'),
     testTrackerStepMs: duration(env.SHIPHOOK_TEST_TRACKER_STEP || '1m', 'SHIPHOOK_TEST_TRACKER_STEP'),
     worker: {
       role: oneOf(env.SHIPHOOK_WORKER_ROLE, WORKER_ROLES, 'all', 'SHIPHOOK_WORKER_ROLE'),

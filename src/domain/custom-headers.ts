@@ -12,7 +12,7 @@ export const BRAND_PREFIX = 'x-shiphook-';
 
 /** Lower-case names of headers the service sets on every delivery; they override custom ones. */
 export const RESERVED_HEADERS = new Set([
-  'content-type', 'accept', 'user-agent', 'x-hmac-signature', 'authorization', 'webhook-id',
+  'content-type', 'accept', 'user-agent', 'x-hmac-signature', 'authorization', 'webhook-id', 'webhook-timestamp', 'webhook-signature',
   'content-length', 'host', 'connection', 'transfer-encoding',
 ]);
 

@@ -24,6 +24,8 @@ export interface DeliveryWithWebhook {
   webhook?: {
     customHeaders: CustomHeader[];
     secret: string | null;
+    /** A rotated-out secret still in its grace period (signs beside `secret`). */
+    previousSecret: string | null;
     disabledAt: Date | null;
     deletedAt: Date | null;
     failingSince: Date | null;
@@ -44,7 +46,7 @@ export async function loadAttempt(db: Db, eventId: string): Promise<AttemptConte
     db
       .selectFrom('event_deliveries as d')
       .leftJoin('webhooks as w', 'w.id', 'd.webhook_id')
-      .select(['d.webhook_id', 'd.url', 'd.state', 'd.attempts', 'w.id as hook_id', 'w.custom_headers', 'w.webhook_secret', 'w.disabled_at', 'w.deleted_at', 'w.failing_since'])
+      .select(['d.webhook_id', 'd.url', 'd.state', 'd.attempts', 'w.id as hook_id', 'w.custom_headers', 'w.webhook_secret', 'w.previous_webhook_secret', 'w.previous_secret_expires_at', 'w.disabled_at', 'w.deleted_at', 'w.failing_since'])
       .where('d.event_id', '=', eventId)
       .orderBy('d.webhook_id')
       .execute(),
@@ -58,7 +60,14 @@ export async function loadAttempt(db: Db, eventId: string): Promise<AttemptConte
       state: r.state,
       attempts: r.attempts,
       webhook: r.hook_id
-        ? { customHeaders: r.custom_headers ?? [], secret: r.webhook_secret, disabledAt: r.disabled_at, deletedAt: r.deleted_at, failingSince: r.failing_since }
+        ? {
+            customHeaders: r.custom_headers ?? [],
+            secret: r.webhook_secret,
+            previousSecret: r.previous_secret_expires_at && r.previous_secret_expires_at.getTime() > Date.now() ? r.previous_webhook_secret : null,
+            disabledAt: r.disabled_at,
+            deletedAt: r.deleted_at,
+            failingSince: r.failing_since,
+          }
         : undefined,
     });
   }

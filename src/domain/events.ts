@@ -105,6 +105,8 @@ export interface NewEvent {
   description: string;
   result: Record<string, unknown>;
   previousAttributes?: Record<string, unknown>;
+  /** A test event: delivered only to this webhook (if enabled), marked for receivers. */
+  test?: { webhookId: string };
 }
 
 /** Checks an operator's publish request (POST /admin/v1/events). */
@@ -145,7 +147,8 @@ export async function insertEvent(db: Db, input: NewEvent): Promise<{ event: Eve
   return db.transaction().execute(async (trx) => {
     const user = await trx.selectFrom('users').select('id').where('id', '=', input.userId).where('deleted_at', 'is', null).executeTakeFirst();
     if (!user) throw new ApiError('PARAMETER.FORBIDDEN', 'The event could not be published.', [{ field: 'user_id', message: 'no such user' }]);
-    const hooks = await enabledWebhooks(trx, input.userId, input.mode);
+    const enabled = await enabledWebhooks(trx, input.userId, input.mode);
+    const hooks = input.test ? enabled.filter((h) => h.id === input.test!.webhookId) : enabled;
     const id = newId('evt');
     const event = await trx
       .insertInto('events')
@@ -157,6 +160,7 @@ export async function insertEvent(db: Db, input: NewEvent): Promise<{ event: Eve
         status: hooks.length === 0 ? 'completed' : 'in_queue',
         result: JSON.stringify(input.result),
         previous_attributes: JSON.stringify(input.previousAttributes ?? {}),
+        test: input.test !== undefined,
         dispatched_at: hooks.length === 0 ? new Date() : null, // nothing to deliver
       })
       .returningAll()

@@ -95,7 +95,8 @@ export async function listWebhooks(db: Db, who: Principal) {
   return { webhooks: rows.map(webhookView) };
 }
 
-async function ownWebhook(db: Executor, who: Principal, id: string): Promise<WebhookRow> {
+/** The caller's live webhook of the key's mode; 404 otherwise. */
+export async function ownWebhook(db: Executor, who: Principal, id: string): Promise<WebhookRow> {
   const row = hasPrefix(id, 'hook')
     ? await db
         .selectFrom('webhooks')
@@ -121,7 +122,8 @@ export async function updateWebhook(db: Db, who: Principal, id: string, input: R
   // Re-enabled, and its health starts afresh: a failure after this starts a new run.
   const changes: WebhookUpdate = { disabled_at: null, failing_since: null, consecutive_failures: 0, updated_at: new Date() };
   const secret = readSecret(input.webhook_secret, errors);
-  if (secret !== undefined) changes.webhook_secret = secret;
+  // A secret set by PATCH replaces the old one at once (rotation with a grace period: rotateSecret).
+  if (secret !== undefined) Object.assign(changes, { webhook_secret: secret, previous_webhook_secret: null, previous_secret_expires_at: null });
   if ('custom_headers' in input) changes.custom_headers = JSON.stringify(validateCustomHeaders(input.custom_headers ?? [], errors));
   errors.throwIfAny('WEBHOOK.INVALID', 'The webhook could not be saved.');
   const row = await db

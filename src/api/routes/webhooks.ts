@@ -1,12 +1,15 @@
 import type { Config } from '../../config';
 import type { Db } from '../../db/database';
+import { sendTestEvent } from '../../domain/test-events';
+import { webhookHealth } from '../../domain/webhook-health';
+import { rotateSecret } from '../../domain/webhook-secrets';
 import * as webhooks from '../../domain/webhooks';
 import { principal } from '../auth';
 import { bodyOf, objectParam } from '../body';
 import { created, ok } from '../reply';
 import { routeTable } from '../route-table';
 
-/** Webhooks (seed 4.2; statuses per COMPATIBILITY.md, incl. 201 for PATCH). */
+/** Webhooks (seed 4.2; statuses per COMPATIBILITY.md, incl. 201 for PATCH), and shiphook's additions. */
 export const webhooksRoutes = (db: Db, config: Config) =>
   routeTable([
     ['POST', '/webhooks', async (req) => created(await webhooks.createWebhook(db, config, principal(req), objectParam(bodyOf(req), 'webhook')))],
@@ -14,4 +17,8 @@ export const webhooksRoutes = (db: Db, config: Config) =>
     ['GET', '/webhooks/:id', async (req) => ok(await webhooks.getWebhook(db, principal(req), String(req.params.id)))],
     ['PATCH', '/webhooks/:id', async (req) => created(await webhooks.updateWebhook(db, principal(req), String(req.params.id), bodyOf(req)))],
     ['DELETE', '/webhooks/:id', async (req) => { await webhooks.deleteWebhook(db, principal(req), String(req.params.id)); return ok({}); }],
+    // Beyond the seed: health, secret rotation with a grace period, test events.
+    ['GET', '/webhooks/:id/health', async (req) => ok(await webhookHealth(db, principal(req), String(req.params.id)))],
+    ['POST', '/webhooks/:id/rotate_secret', async (req) => ok(await rotateSecret(db, config, principal(req), String(req.params.id), bodyOf(req)))],
+    ['POST', '/webhooks/:id/test', async (req) => created(await sendTestEvent(db, principal(req), String(req.params.id), bodyOf(req)))],
   ]);

@@ -15,6 +15,8 @@ export interface EventsTable {
   created_at: ColumnType<Date, Date | undefined, never>;
   updated_at: ColumnType<Date, Date | undefined, Date>;
   dispatched_at: Date | null;
+  /** A test event (POST /v2/webhooks/:id/test): delivered to one webhook, marked `X-Shiphook-Test: true`. */
+  test: ColumnType<boolean, boolean | undefined, boolean>;
   /** Set by the dispatcher that claimed the event; another may claim it once this has passed. */
   dispatch_lease_until: Date | null;
 }

@@ -12,6 +12,9 @@ export interface WebhooksTable {
   mode: Mode;
   url: string;
   webhook_secret: string | null;
+  /** After a rotation: still signs beside the new secret until `previous_secret_expires_at`. */
+  previous_webhook_secret: ColumnType<string | null, string | null | undefined, string | null>;
+  previous_secret_expires_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
   custom_headers: ColumnType<CustomHeader[], string | undefined, string>;
   disabled_at: Date | null;
   failing_since: Date | null;
