@@ -29,6 +29,10 @@ export interface Config {
   attemptTimeoutMs: number;
   disableAfterFailures: number;
   disableAfterMs: number;
+  /** How long a portal link (POST /v2/portal_sessions) stays valid. */
+  portalSessionTtlMs: number;
+  /** Origin of portal links (`https://api.example.com`); unset: the origin the request came to. */
+  publicUrl?: string;
   /** How long a rotated-out webhook secret keeps signing beside the new one. */
   secretRotationGraceMs: number;
   testTrackerStepMs: number;
@@ -89,6 +93,8 @@ function readConfig(env: NodeJS.ProcessEnv): Config {
     attemptTimeoutMs: duration(env.SHIPHOOK_ATTEMPT_TIMEOUT || '15s', 'SHIPHOOK_ATTEMPT_TIMEOUT'),
     disableAfterFailures: int(env.SHIPHOOK_DISABLE_AFTER_FAILURES, 20, 'SHIPHOOK_DISABLE_AFTER_FAILURES'),
     disableAfterMs: duration(env.SHIPHOOK_DISABLE_AFTER || '5d', 'SHIPHOOK_DISABLE_AFTER'),
+    portalSessionTtlMs: duration(env.SHIPHOOK_PORTAL_SESSION_TTL || '1h', 'SHIPHOOK_PORTAL_SESSION_TTL'),
+    publicUrl: env.SHIPHOOK_PUBLIC_URL?.replace(/\/+$/, '') || undefined,
     secretRotationGraceMs: duration(env.SHIPHOOK_SECRET_ROTATION_GRACE || '24h', 'SHIPHOOK_SECRET_ROTATION_GRACE'),
     testTrackerStepMs: duration(env.SHIPHOOK_TEST_TRACKER_STEP || '1m', 'SHIPHOOK_TEST_TRACKER_STEP'),
     worker: {

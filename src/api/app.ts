@@ -14,6 +14,8 @@ import { eventsRoutes } from './routes/events';
 import { endShippersRoutes } from './routes/end-shippers';
 import { shipmentsRoutes } from './routes/shipments';
 import { adminEventsRoutes } from './routes/admin-events';
+import { portalSessionsRoutes } from './routes/portal-sessions';
+import { portalRouter } from '../portal/router';
 import type { TemporalClientSource } from '../temporal/client';
 
 export interface AppDeps {
@@ -42,12 +44,16 @@ export function createApp(deps: AppDeps): Express {
   v2.use(['/users', '/api_keys', '/shipments'], forgetCallerAfterWrite(deps.principals));
   v2.use(usersRoutes(deps.db), apiKeysRoutes(deps.db));
   v2.use(endShippersRoutes(deps.db), shipmentsRoutes(deps));
+  v2.use(portalSessionsRoutes(deps.db, deps.config));
   app.use('/v2', v2);
 
   const admin = Router();
   admin.use(requireAdmin(deps.config.adminToken));
   admin.use(adminRoutes(deps.db), adminEventsRoutes(deps));
   app.use('/admin/v1', admin);
+
+  // The customer webhook portal (server-rendered pages; see src/portal/router.ts).
+  app.use('/portal', portalRouter(deps));
 
   app.get('/healthz', (_req, res) => { res.json({ ok: true }); });
   app.use((req) => {

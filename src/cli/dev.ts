@@ -3,6 +3,9 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Config } from '../config';
 import { createDb, type Db } from '../db/database';
+import { findActiveKey } from '../domain/api-keys';
+import { createPortalSession } from '../domain/portal-sessions';
+import { keyDigest } from '../domain/secrets';
 import { createParentUser } from '../domain/users';
 import { type ShiphookSystem, startSystem } from '../launcher/system';
 import { writeDevState } from './dev-state';
@@ -53,10 +56,12 @@ export async function runDev(config: Config): Promise<void> {
   if (stopping) return; // Ctrl-C while starting
 
   const db = createDb(system.databaseUrl, 1);
-  const seeded = await seedFirstUser(db, config.dataDir).finally(() => db.destroy());
+  const credentials = path.join(config.dataDir, 'credentials.json');
+  const seeded = await seedFirstUser(db, config.dataDir);
+  const portal = await seededPortalLink(db, config, credentials);
+  await db.destroy();
   writeDevState(config.dataDir, { databaseUrl: system.databaseUrl, temporalAddress: system.temporalAddress, pid: process.pid });
 
-  const credentials = path.join(config.dataDir, 'credentials.json');
   const lines = [
     '',
     // Counted from the start of the process, as the user waits: tsx's load included.
@@ -72,6 +77,7 @@ export async function runDev(config: Config): Promise<void> {
       `    production key  ${seeded.api_keys[1]!.key}`,
     );
   }
+  if (portal) lines.push(`  Portal       ${portal.url}   (test mode, valid until ${portal.expires_at})`);
   lines.push(
     `  Credentials  ${credentials}  (in a shell: eval "$(npx shiphook keys)" sets TEST_KEY and PROD_KEY)`,
     `  Ctrl-C stops everything; the data stays in ${config.dataDir}`,
@@ -86,6 +92,15 @@ function adminTokenFrom(dataDir: string): string {
   const token = randomBytes(24).toString('hex');
   writeFileSync(file, token + '\n', { mode: 0o600 });
   return token;
+}
+
+/** A webhook portal link for the seeded user's test key (a new one at every start: links expire). */
+async function seededPortalLink(db: Db, config: Config, credentials: string) {
+  if (!existsSync(credentials)) return undefined;
+  const { api_keys: keys } = JSON.parse(readFileSync(credentials, 'utf8')) as { api_keys: { mode: string; key: string }[] };
+  const key = keys.find((k) => k.mode === 'test')?.key;
+  const who = key ? await findActiveKey(db, keyDigest(key)) : undefined;
+  return who ? createPortalSession(db, config, who, config.publicUrl ?? `http://${config.host}:${config.port}`) : undefined;
 }
 
 /** On first start (no users yet) create a parent user with keys and save them. */

@@ -4,6 +4,7 @@ import { preparedStatementPool } from './prepared-statements';
 import type { ApiKeysTable } from './tables/api-keys';
 import type { EventDeliveriesTable, EventsTable } from './tables/events';
 import type { PayloadsTable } from './tables/payloads';
+import type { PortalSessionsTable } from './tables/portal-sessions';
 import type { EndShippersTable, ShipmentsTable, TrackersTable } from './tables/shipping';
 import type { UsersTable } from './tables/users';
 import type { WebhooksTable } from './tables/webhooks';
@@ -19,6 +20,7 @@ export interface Database {
   end_shippers: EndShippersTable;
   shipments: ShipmentsTable;
   trackers: TrackersTable;
+  portal_sessions: PortalSessionsTable;
 }
 
 export type Db = Kysely<Database>;

@@ -86,8 +86,16 @@ export async function ownEvent(db: Executor, who: Principal, id: string): Promis
   return row;
 }
 
-export async function listEvents(db: Db, who: Principal, page: PageParams) {
-  const query = db.selectFrom('events').selectAll().where('user_id', '=', who.user.id).where('mode', '=', who.mode);
+/** Narrows a listing (the portal's filters; GET /events takes none). */
+export interface EventFilter {
+  status?: EventStatus;
+  description?: string;
+}
+
+export async function listEvents(db: Db, who: Principal, page: PageParams, filter: EventFilter = {}) {
+  let query = db.selectFrom('events').selectAll().where('user_id', '=', who.user.id).where('mode', '=', who.mode);
+  if (filter.status) query = query.where('status', '=', filter.status);
+  if (filter.description) query = query.where('description', '=', filter.description);
   const { items, has_more } = await paginate(query, 'events', page);
   return { events: items.map(eventSummary), has_more };
 }

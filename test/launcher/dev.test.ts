@@ -39,6 +39,12 @@ describe('shiphook dev', () => {
     const creds = JSON.parse(readFileSync(path.join(dataDir, 'credentials.json'), 'utf8'));
     const prodKey = creds.api_keys.find((k: { mode: string }) => k.mode === 'production').key;
     expect(first.stdout()).toContain(prodKey);
+    // The portal link printed for the seeded user opens the portal (a cookie, then the page).
+    const portal = /Portal\s+(http:\/\/\S+\/portal\/login\/\S+)/.exec(first.stdout())?.[1];
+    expect(portal).toBeDefined();
+    const login = await fetch(portal!, { redirect: 'manual' });
+    expect(login.status).toBe(303);
+    expect(login.headers.get('set-cookie')).toMatch(/^shiphook_portal=/);
     const users = await getUsers(ports.api, prodKey);
     expect(users).toMatchObject({ status: 200, body: { id: creds.user.id, email: 'developer@shiphook.local' } });
 

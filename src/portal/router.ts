@@ -1,0 +1,217 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { parse as parseCookies, serialize as cookie } from 'cookie';
+import express, { type NextFunction, type Request, type Response, Router } from 'express';
+import helmet from 'helmet';
+import type { EventStatus } from '../db/tables/events';
+import type { PublishDeps } from '../delivery/publish';
+import { replayEvent } from '../delivery/replay';
+import { isEventType } from '../domain/event-types';
+import { getEvent, listEvents } from '../domain/events';
+import { listPayloads } from '../domain/payloads';
+import { portalPrincipal } from '../domain/portal-sessions';
+import type { Principal } from '../domain/principal';
+import { sendTestEvent } from '../domain/test-events';
+import { webhookHealth } from '../domain/webhook-health';
+import { rotateSecret } from '../domain/webhook-secrets';
+import { createWebhook, deleteWebhook, listWebhooks, ownWebhook, updateWebhook } from '../domain/webhooks';
+import { ApiError } from '../errors/api-error';
+import { log } from '../log';
+import { bare, eventPage, eventsPage, type PageContext, webhookPage, type WebhookRowView, webhooksPage } from './views';
+
+/**
+ * The customer webhook portal, served by the api under /portal: server-rendered pages
+ * over the same domain functions as the API (no second set of rules), scoped by the
+ * portal session's user and mode. A portal link (POST /v2/portal_sessions) is
+ * exchanged for an HttpOnly, SameSite=Strict cookie and the browser is sent on without
+ * the token in its address bar; every form carries a CSRF token derived from the
+ * session, and every page a strict Content-Security-Policy (no script at all).
+ */
+const COOKIE = 'shiphook_portal';
+const CSS = readFileSync(new URL('./assets/portal.css', import.meta.url), 'utf8');
+const EVENT_STATUSES: EventStatus[] = ['in_queue', 'retrying', 'completed', 'failed'];
+const PAGE_SIZE = 25;
+
+interface PortalSession {
+  who: Principal;
+  csrf: string;
+}
+
+declare module 'express-serve-static-core' {
+  interface Request {
+    portal?: PortalSession;
+  }
+}
+
+const csrfFor = (token: string) => createHmac('sha256', token).update('shiphook portal csrf').digest('base64url');
+
+export function portalRouter(deps: PublishDeps): Router {
+  const { db, config } = deps;
+  const router = Router();
+  router.use(
+    helmet({
+      contentSecurityPolicy: {
+        useDefaults: false,
+        directives: { defaultSrc: ["'none'"], styleSrc: ["'self'"], imgSrc: ["'self'"], formAction: ["'self'"], frameAncestors: ["'none'"], baseUri: ["'none'"] },
+      },
+      referrerPolicy: { policy: 'no-referrer' },
+    }),
+  );
+  router.use((_req, res, next) => {
+    res.setHeader('Cache-Control', 'no-store');
+    next();
+  });
+  router.get('/assets/portal.css', (_req, res) => {
+    res.type('text/css').setHeader('Cache-Control', 'public, max-age=300');
+    res.send(CSS);
+  });
+
+  // The link: exchanged for a cookie, then away from the address bar (and from history and referrers).
+  router.get('/login/:token', async (req, res) => {
+    const token = String(req.params.token);
+    const session = await portalPrincipal(db, token);
+    if (!session) {
+      res.status(403).type('html').send(bare('Link refused', 'This portal link is invalid or has expired. Ask for a new one (POST /v2/portal_sessions).'));
+      return;
+    }
+    res.setHeader('Set-Cookie', cookie(COOKIE, token, { httpOnly: true, sameSite: 'strict', secure: req.secure, path: '/portal', expires: session.expiresAt }));
+    res.redirect(303, '/portal/');
+  });
+
+  router.use(async (req, res, next) => {
+    const token = parseCookies(req.headers.cookie ?? '')[COOKIE];
+    const session = token ? await portalPrincipal(db, token) : undefined;
+    if (!session) {
+      res.status(401).type('html').send(bare('Signed out', 'Open the portal from a portal link (POST /v2/portal_sessions). Links are valid for a limited time.'));
+      return;
+    }
+    req.portal = { who: session, csrf: csrfFor(token!) };
+    next();
+  });
+  router.use(express.urlencoded({ extended: false, limit: '64kb' }));
+  // CSRF: every form posts the session's token; the cookie is SameSite=Strict besides.
+  router.use((req, res, next) => {
+    if (req.method !== 'POST') return next();
+    const given = Buffer.from(String((req.body as Record<string, unknown>)?._csrf ?? ''));
+    const expected = Buffer.from(req.portal!.csrf);
+    if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
+      res.status(403).type('html').send(bare('Refused', 'This form is stale or did not come from the portal. Go back, reload the page and try again.'));
+      return;
+    }
+    next();
+  });
+
+  const ctx = (req: Request, extra: Partial<PageContext> = {}): PageContext => ({ mode: req.portal!.who.mode, csrf: req.portal!.csrf, ...extra });
+  const who = (req: Request) => req.portal!.who;
+  const form = (req: Request) => (req.body ?? {}) as Record<string, string>;
+  const headersFrom = (f: Record<string, string>) =>
+    [0, 1, 2].flatMap((i) => (f[`header_name_${i}`] || f[`header_value_${i}`] ? [{ name: f[`header_name_${i}`] ?? '', value: f[`header_value_${i}`] ?? '' }] : []));
+
+  async function rows(req: Request): Promise<WebhookRowView[]> {
+    const { webhooks } = await listWebhooks(db, who(req));
+    return Promise.all(
+      webhooks.map(async (h) => ({
+        id: h.id,
+        url: h.url,
+        created_at: h.created_at,
+        disabled_at: h.disabled_at,
+        headerNames: h.custom_headers.map((c) => c.name),
+        health: await webhookHealth(db, who(req), h.id),
+      })),
+    );
+  }
+  async function showWebhook(req: Request, res: Response, id: string, extra: Partial<PageContext> = {}, newSecret?: { secret: string; previousExpiresAt: string | null }) {
+    const row = await ownWebhook(db, who(req), id);
+    const view = (await rows(req)).find((h) => h.id === row.id)!;
+    res.status(extra.errors ? 422 : 200).type('html').send(webhookPage(ctx(req, extra), view, row.custom_headers, newSecret));
+  }
+  const notice = (req: Request) => (typeof req.query.notice === 'string' ? req.query.notice.slice(0, 200) : undefined);
+  const back = (res: Response, path: string, message: string) => res.redirect(303, `${path}?notice=${encodeURIComponent(message)}`);
+
+  router.get('/', async (req, res) => {
+    res.type('html').send(webhooksPage(ctx(req, { notice: notice(req) }), await rows(req)));
+  });
+  router.post('/webhooks', async (req, res) => {
+    const f = form(req);
+    try {
+      const hook = await createWebhook(db, config, who(req), { url: f.url, webhook_secret: f.webhook_secret || undefined, custom_headers: headersFrom(f) });
+      back(res, `/portal/webhooks/${hook.id}`, 'Webhook added.');
+    } catch (err) {
+      if (!(err instanceof ApiError)) throw err;
+      res.status(err.status).type('html').send(webhooksPage(ctx(req, { errors: { message: err.message, details: err.errors } }), await rows(req), f));
+    }
+  });
+  router.get('/webhooks/:id', async (req, res) => showWebhook(req, res, String(req.params.id), { notice: notice(req) }));
+  router.post('/webhooks/:id', async (req, res) => {
+    const f = form(req);
+    const id = String(req.params.id);
+    const changes: Record<string, unknown> = { custom_headers: headersFrom(f) };
+    if (f.remove_secret) changes.webhook_secret = null;
+    else if (f.webhook_secret) changes.webhook_secret = f.webhook_secret;
+    try {
+      await updateWebhook(db, who(req), id, changes);
+      back(res, `/portal/webhooks/${id}`, 'Saved.');
+    } catch (err) {
+      if (!(err instanceof ApiError) || err.code === 'NOT_FOUND') throw err;
+      await showWebhook(req, res, id, { errors: { message: err.message, details: err.errors } });
+    }
+  });
+  router.post('/webhooks/:id/enable', async (req, res) => {
+    await updateWebhook(db, who(req), String(req.params.id), {});
+    back(res, `/portal/webhooks/${req.params.id}`, 'Re-enabled.');
+  });
+  router.post('/webhooks/:id/rotate', async (req, res) => {
+    const rotated = await rotateSecret(db, config, who(req), String(req.params.id), {});
+    await showWebhook(req, res, rotated.webhook_id, { notice: 'Secret rotated.' }, { secret: rotated.webhook_secret, previousExpiresAt: rotated.previous_secret_expires_at });
+  });
+  router.post('/webhooks/:id/test', async (req, res) => {
+    const description = form(req).description;
+    const event = await sendTestEvent(db, who(req), String(req.params.id), { description: description || undefined });
+    back(res, `/portal/events/${event.id}`, 'Test event sent.');
+  });
+  router.post('/webhooks/:id/delete', async (req, res) => {
+    await deleteWebhook(db, who(req), String(req.params.id));
+    back(res, '/portal/', 'Webhook deleted.');
+  });
+
+  router.get('/events', async (req, res) => {
+    const q = req.query as Record<string, string | undefined>;
+    const status = EVENT_STATUSES.find((s) => s === q.status);
+    const type = isEventType(q.type) ? q.type : undefined;
+    const beforeId = typeof q.before_id === 'string' && /^evt_[0-9a-f]{32}$/.test(q.before_id) ? q.before_id : undefined;
+    const list = await listEvents(db, who(req), { pageSize: PAGE_SIZE, beforeId }, { status, description: type });
+    res.type('html').send(eventsPage(ctx(req), list, { status, type, before_id: beforeId }));
+  });
+  router.get('/events/:id', async (req, res) => {
+    const event = await getEvent(db, who(req), String(req.params.id));
+    const { payloads } = await listPayloads(db, who(req), event.id);
+    res.type('html').send(eventPage(ctx(req, { notice: notice(req) }), event, [...payloads].reverse()));
+  });
+  router.post('/events/:id/replay', async (req, res) => {
+    const event = await getEvent(db, who(req), String(req.params.id)); // scoped: someone else's is 404
+    await replayEvent(deps, event.id);
+    back(res, `/portal/events/${event.id}`, 'Replay started.');
+  });
+
+  router.post('/logout', (_req, res) => {
+    res.setHeader('Set-Cookie', cookie(COOKIE, '', { httpOnly: true, sameSite: 'strict', path: '/portal', maxAge: 0 }));
+    res.status(200).type('html').send(bare('Signed out', 'You are signed out of the portal.'));
+  });
+
+  router.use((_req, res) => {
+    res.status(404).type('html').send(bare('Not found', 'There is no such page in the portal.'));
+  });
+  router.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
+    if (err instanceof ApiError && err.status === 404) {
+      res.status(404).type('html').send(bare('Not found', 'There is no such webhook or event in this account and mode.'));
+      return;
+    }
+    if (err instanceof ApiError && err.status < 500) {
+      res.status(err.status).type('html').send(bare('Refused', `${err.message}${err.errors.length ? ` (${err.errors.map((e) => (typeof e === 'string' ? e : `${e.field}: ${e.message}`)).join('; ')})` : ''}`));
+      return;
+    }
+    log.error('portal error', { path: req.path, error: String((err as Error)?.message ?? err).slice(0, 300) });
+    res.status(500).type('html').send(bare('Something went wrong', 'The portal could not do that; please try again.'));
+  });
+  return router;
+}
