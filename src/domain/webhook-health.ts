@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
-import type { Db } from '../db/database';
+import { anyOf, type Db } from '../db/database';
+import type { WebhookRow } from '../db/tables/webhooks';
 import { isoSeconds } from '../format';
 import type { Principal } from './principal';
 import { ownWebhook } from './webhooks';
@@ -7,26 +8,58 @@ import { ownWebhook } from './webhooks';
 /**
  * A webhook's health (beyond the seed, so the Webhook object keeps its wire shape):
  * the run of failures the engine counts (seed 3.2), the last success and failure, and
- * the attempts of the last 24 hours, from the attempt log (Payloads).
+ * the attempts of the last 24 hours, from the attempt log (Payloads). Read for many
+ * webhooks at once (the portal's list) in three grouped queries.
  */
 export const HEALTH_WINDOW_HOURS = 24;
 const MAX_ERROR_SHOWN = 500;
 
-export async function webhookHealth(db: Db, who: Principal, id: string) {
+export type WebhookHealth = ReturnType<typeof healthView>;
+
+/** GET /webhooks/:id/health */
+export async function webhookHealth(db: Db, who: Principal, id: string): Promise<WebhookHealth> {
   const hook = await ownWebhook(db, who, id);
+  return (await healthOf(db, [hook])).get(hook.id)!;
+}
+
+/** The health of some webhooks (rows the caller already scoped), by webhook id. */
+export async function healthOf(db: Db, hooks: WebhookRow[]): Promise<Map<string, WebhookHealth>> {
+  const ids = hooks.map((h) => h.id);
   const ok = sql<boolean>`response_code between 200 and 299`;
-  const [lastSuccess, lastFailure, window] = await Promise.all([
-    db.selectFrom('payloads').select(['created_at']).where('webhook_id', '=', hook.id).where(ok).orderBy('id', 'desc').limit(1).executeTakeFirst(),
-    db.selectFrom('payloads').select(['created_at', 'response_code', 'response_body']).where('webhook_id', '=', hook.id).where(sql<boolean>`not (${ok})`).orderBy('id', 'desc').limit(1).executeTakeFirst(),
-    db
-      .selectFrom('payloads')
-      .select([sql<number>`count(*)`.as('attempts'), sql<number>`count(*) filter (where ${ok})`.as('succeeded')])
-      .where('webhook_id', '=', hook.id)
-      .where('created_at', '>=', new Date(Date.now() - HEALTH_WINDOW_HOURS * 3_600_000))
-      .executeTakeFirstOrThrow(),
-  ]);
-  const attempts = Number(window.attempts);
-  const succeeded = Number(window.succeeded);
+  const [successes, failures, windows] = ids.length
+    ? await Promise.all([
+        db.selectFrom('payloads').distinctOn('webhook_id').select(['webhook_id', 'created_at']).where('webhook_id', '=', anyOf(ids)).where(ok).orderBy('webhook_id').orderBy('id', 'desc').execute(),
+        db
+          .selectFrom('payloads')
+          .distinctOn('webhook_id')
+          .select(['webhook_id', 'created_at', 'response_code', 'response_body'])
+          .where('webhook_id', '=', anyOf(ids))
+          .where(sql<boolean>`not (${ok})`)
+          .orderBy('webhook_id')
+          .orderBy('id', 'desc')
+          .execute(),
+        db
+          .selectFrom('payloads')
+          .select(['webhook_id', sql<number>`count(*)`.as('attempts'), sql<number>`count(*) filter (where ${ok})`.as('succeeded')])
+          .where('webhook_id', '=', anyOf(ids))
+          .where('created_at', '>=', new Date(Date.now() - HEALTH_WINDOW_HOURS * 3_600_000))
+          .groupBy('webhook_id')
+          .execute(),
+      ])
+    : [[], [], []];
+  const byId = <T extends { webhook_id: string }>(rows: T[]) => new Map(rows.map((r) => [r.webhook_id, r]));
+  const [success, failure, window] = [byId(successes), byId(failures), byId(windows)];
+  return new Map(hooks.map((h) => [h.id, healthView(h, success.get(h.id), failure.get(h.id), window.get(h.id))]));
+}
+
+function healthView(
+  hook: WebhookRow,
+  lastSuccess: { created_at: Date } | undefined,
+  lastFailure: { created_at: Date; response_code: number; response_body: string } | undefined,
+  window: { attempts: number; succeeded: number } | undefined,
+) {
+  const attempts = Number(window?.attempts ?? 0);
+  const succeeded = Number(window?.succeeded ?? 0);
   return {
     object: 'WebhookHealth' as const,
     webhook_id: hook.id,

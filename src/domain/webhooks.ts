@@ -83,8 +83,9 @@ export async function createWebhook(db: Db, config: Config, who: Principal, inpu
   });
 }
 
-export async function listWebhooks(db: Db, who: Principal) {
-  const rows = await db
+/** The caller's live webhooks of the key's mode, newest first. */
+export async function ownWebhooks(db: Executor, who: Principal): Promise<WebhookRow[]> {
+  return db
     .selectFrom('webhooks')
     .selectAll()
     .where('user_id', '=', who.user.id)
@@ -92,7 +93,10 @@ export async function listWebhooks(db: Db, who: Principal) {
     .where('deleted_at', 'is', null)
     .orderBy('id', 'desc')
     .execute();
-  return { webhooks: rows.map(webhookView) };
+}
+
+export async function listWebhooks(db: Db, who: Principal) {
+  return { webhooks: (await ownWebhooks(db, who)).map(webhookView) };
 }
 
 /** The caller's live webhook of the key's mode; 404 otherwise. */

@@ -12,9 +12,10 @@ import { listPayloads } from '../domain/payloads';
 import { portalPrincipal } from '../domain/portal-sessions';
 import type { Principal } from '../domain/principal';
 import { sendTestEvent } from '../domain/test-events';
-import { webhookHealth } from '../domain/webhook-health';
+import { healthOf } from '../domain/webhook-health';
 import { rotateSecret } from '../domain/webhook-secrets';
-import { createWebhook, deleteWebhook, listWebhooks, ownWebhook, updateWebhook } from '../domain/webhooks';
+import type { WebhookRow } from '../db/tables/webhooks';
+import { createWebhook, deleteWebhook, ownWebhook, ownWebhooks, updateWebhook, webhookView } from '../domain/webhooks';
 import { ApiError } from '../errors/api-error';
 import { log } from '../log';
 import { bare, eventPage, eventsPage, type PageContext, webhookPage, type WebhookRowView, webhooksPage } from './views';
@@ -107,29 +108,23 @@ export function portalRouter(deps: PublishDeps): Router {
   const headersFrom = (f: Record<string, string>) =>
     [0, 1, 2].flatMap((i) => (f[`header_name_${i}`] || f[`header_value_${i}`] ? [{ name: f[`header_name_${i}`] ?? '', value: f[`header_value_${i}`] ?? '' }] : []));
 
-  async function rows(req: Request): Promise<WebhookRowView[]> {
-    const { webhooks } = await listWebhooks(db, who(req));
-    return Promise.all(
-      webhooks.map(async (h) => ({
-        id: h.id,
-        url: h.url,
-        created_at: h.created_at,
-        disabled_at: h.disabled_at,
-        headerNames: h.custom_headers.map((c) => c.name),
-        health: await webhookHealth(db, who(req), h.id),
-      })),
-    );
+  async function rows(hooks: WebhookRow[]): Promise<WebhookRowView[]> {
+    const health = await healthOf(db, hooks);
+    return hooks.map((row) => {
+      const h = webhookView(row); // masked, as everywhere
+      return { id: h.id, url: h.url, created_at: h.created_at, disabled_at: h.disabled_at, headerNames: h.custom_headers.map((c) => c.name), health: health.get(h.id)! };
+    });
   }
   async function showWebhook(req: Request, res: Response, id: string, extra: Partial<PageContext> = {}, newSecret?: { secret: string; previousExpiresAt: string | null }) {
     const row = await ownWebhook(db, who(req), id);
-    const view = (await rows(req)).find((h) => h.id === row.id)!;
-    res.status(extra.errors ? 422 : 200).type('html').send(webhookPage(ctx(req, extra), view, row.custom_headers, newSecret));
+    const [view] = await rows([row]);
+    res.status(extra.errors ? 422 : 200).type('html').send(webhookPage(ctx(req, extra), view!, row.custom_headers, newSecret));
   }
   const notice = (req: Request) => (typeof req.query.notice === 'string' ? req.query.notice.slice(0, 200) : undefined);
   const back = (res: Response, path: string, message: string) => res.redirect(303, `${path}?notice=${encodeURIComponent(message)}`);
 
   router.get('/', async (req, res) => {
-    res.type('html').send(webhooksPage(ctx(req, { notice: notice(req) }), await rows(req)));
+    res.type('html').send(webhooksPage(ctx(req, { notice: notice(req) }), await rows(await ownWebhooks(db, who(req)))));
   });
   router.post('/webhooks', async (req, res) => {
     const f = form(req);
@@ -138,7 +133,7 @@ export function portalRouter(deps: PublishDeps): Router {
       back(res, `/portal/webhooks/${hook.id}`, 'Webhook added.');
     } catch (err) {
       if (!(err instanceof ApiError)) throw err;
-      res.status(err.status).type('html').send(webhooksPage(ctx(req, { errors: { message: err.message, details: err.errors } }), await rows(req), f));
+      res.status(err.status).type('html').send(webhooksPage(ctx(req, { errors: { message: err.message, details: err.errors } }), await rows(await ownWebhooks(db, who(req))), f));
     }
   });
   router.get('/webhooks/:id', async (req, res) => showWebhook(req, res, String(req.params.id), { notice: notice(req) }));
