@@ -12,6 +12,7 @@ import { startInfrastructure } from '../launcher/infrastructure';
 import { shiphookProcessEnv } from '../launcher/process-env';
 import { stopChild } from '../launcher/temporal';
 import { writeDevState } from './dev-state';
+import { devWebhookEnv } from './dev-webhooks';
 
 const CLI = fileURLToPath(new URL('../../bin/shiphook.mjs', import.meta.url));
 
@@ -69,7 +70,7 @@ export async function runDev(config: Config): Promise<void> {
       DATABASE_URL: infra.databaseUrl,
       TEMPORAL_ADDRESS: infra.temporalAddress,
       SHIPHOOK_ADMIN_TOKEN: adminToken,
-      SHIPHOOK_ALLOW_INSECURE_WEBHOOKS: process.env.SHIPHOOK_ALLOW_INSECURE_WEBHOOKS ?? 'true',
+      ...devWebhookEnv(config.host, process.env),
     };
     const workerReady = new Promise<void>((resolve) => {
       const worker = startChild('worker', env);

@@ -3,8 +3,10 @@
  * retries, disabling and tracker steps happen within seconds.
  */
 export const TEST_ENV = {
-  SHIPHOOK_ADMIN_TOKEN: 'test-admin-token',
-  SHIPHOOK_ALLOW_INSECURE_WEBHOOKS: 'true',
+  SHIPHOOK_ADMIN_TOKEN: 'test-admin-token-of-at-least-32-characters',
+  // As `shiphook dev`: loopback receivers over http; every other non-public range stays refused.
+  SHIPHOOK_WEBHOOK_ALLOWED_NETWORKS: '127.0.0.0/8,::1/128',
+  SHIPHOOK_WEBHOOK_ALLOW_HTTP: 'true',
   SHIPHOOK_RETRY_DELAYS: '300ms,600ms,900ms',
   SHIPHOOK_ATTEMPT_TIMEOUT: '1500ms',
   SHIPHOOK_DISABLE_AFTER_FAILURES: '4',
