@@ -35,7 +35,7 @@ describe('operators in the Temporal UI', () => {
     expect(attrs.get(UserIdAttr)).toBe(acct.user.id);
     expect(attrs.get(ModeAttr)).toBe('test');
     expect(attrs.get(EventStatusAttr)).toBe('completed');
-    expect(attrs.get(WebhookUrlsAttr)).toEqual([secretUrl.replace('topsecret', '***')]);
+    expect(attrs.get(WebhookUrlsAttr)).toEqual([secretUrl.replace('bob:topsecret@', '***@')]);
 
     const query = `ShiphookEventType = "tracker.created" AND ShiphookUserId = "${acct.user.id}" AND ShiphookMode = "test" AND ShiphookEventStatus = "completed"`;
     const ids = await eventually(async () => {
