@@ -19,7 +19,7 @@ async function seedWebhooks(userId: string, mode: 'test' | 'production', count: 
   await sys.db.insertInto('webhooks').values(rows).execute();
 }
 
-const liveCount = async (userIds: string[], mode: string) =>
+const liveCount = async (userIds: string[], mode: 'test' | 'production') =>
   Number((await sys.db.selectFrom('webhooks').select((eb) => eb.fn.countAll<number>().as('n')).where('user_id', 'in', userIds).where('mode', '=', mode).where('deleted_at', 'is', null).executeTakeFirstOrThrow()).n);
 
 describe('webhooks per account', () => {
