@@ -43,6 +43,8 @@ export function createRateLimits(config: Config, opts: { windowSeconds?: number 
       storeType: 'pool',
       tableName: TABLE,
       tableCreated: true, // by a migration
+      // They share the table: one of them deletes expired rows (every 5 minutes).
+      clearExpiredByTimeout: keyPrefix === 'key',
       keyPrefix,
       points,
       duration,

@@ -64,8 +64,9 @@ describe('delivery over HTTPS with http disallowed', () => {
     const event = await publish(iso.api, acct.user.id, 'test');
     const done = await eventStatus(iso.api, acct.testKey, event.id, 'failed', 40_000);
     expect(done.completed_urls).toEqual([receivers.valid!.url]);
-    expect(receivers.valid!.deliveries).toHaveLength(1);
-    expect(receivers.valid!.deliveries[0]!.json.id).toBe(event.id);
+    // At least once (a busy machine may repeat the first attempt): every delivery is this event.
+    expect(receivers.valid!.deliveries.length).toBeGreaterThanOrEqual(1);
+    expect(new Set(receivers.valid!.deliveries.map((d) => d.json.id))).toEqual(new Set([event.id]));
     expect(receivers.plain!.deliveries).toHaveLength(0);
 
     const payloads = (await call(iso.api, 'GET', `/events/${event.id}/payloads`, { key: acct.testKey })).body.payloads as any[];
@@ -74,7 +75,7 @@ describe('delivery over HTTPS with http disallowed', () => {
       expect(mine.length, url).toBeGreaterThan(0);
       return mine.map((p) => `${p.response_code} ${p.response_body}`);
     };
-    expect(errorFor(receivers.valid!.url)).toEqual(['200 ok']);
+    expect(new Set(errorFor(receivers.valid!.url))).toEqual(new Set(['200 ok']));
     expect(new Set(errorFor(receivers.expired!.url))).toEqual(new Set(['0 shiphook: TLS: the certificate has expired or is not yet valid']));
     expect(new Set(errorFor(receivers.wrongHost!.url))).toEqual(new Set(['0 shiphook: TLS: the certificate does not match the host name']));
     expect(new Set(errorFor(receivers.untrusted!.url))).toEqual(new Set(['0 shiphook: TLS: the certificate is not signed by a trusted authority']));
