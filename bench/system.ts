@@ -63,8 +63,8 @@ export async function startBenchSystem(env: Record<string, string>, opts: { prof
       // Local receivers over http on loopback, as `shiphook dev` allows.
       SHIPHOOK_WEBHOOK_ALLOWED_NETWORKS: '127.0.0.0/8,::1/128',
       SHIPHOOK_WEBHOOK_ALLOW_HTTP: 'true',
-      // The bench measures throughput, so the API's rate limits are off (SHIPHOOK_RATE_LIMIT_PER_SECOND=0).
-      SHIPHOOK_RATE_LIMIT_PER_SECOND: '0',
+      // The bench measures throughput, so the API's rate limits are off unless SHIPHOOK_RATE_LIMIT_PER_SECOND is set (to measure their cost).
+      SHIPHOOK_RATE_LIMIT_PER_SECOND: process.env.SHIPHOOK_RATE_LIMIT_PER_SECOND ?? '0',
       // Its own task queue, so a shared TEMPORAL_ADDRESS never hands our tasks to another worker.
       SHIPHOOK_TASK_QUEUE: 'shiphook-bench',
       LOG_LEVEL: 'warn',
