@@ -3,13 +3,13 @@ import type { Client } from '@temporalio/client';
 import type { Config } from '../src/config';
 import type { Db } from '../src/db/database';
 import type { EventStatus } from '../src/db/tables/events';
-import { send, type SendResult } from '../src/delivery/send';
 import { RESERVED_HEADERS } from '../src/domain/custom-headers';
 import { type AttemptRecord, type DeliveryWithWebhook, loadAttempt, recordAttempts } from '../src/domain/event-deliveries';
 import { eventDelivery } from '../src/domain/events';
 import { deliveryBody, signature, standardSignature } from '../src/domain/signature';
-import { assertDeliverableAddress, basicAuthFromUrl, maskUrl } from '../src/domain/webhook-url';
+import { basicAuthFromUrl, maskUrl } from '../src/domain/webhook-url';
 import { disableIfSustained, disableWebhook, type HealthVerdict, recordFailure, recordSuccess } from '../src/domain/webhooks';
+import { createHttpClient, type SendResult } from '../src/outbound/http-client';
 import { healthWorkflowId } from '../src/temporal/task-queue';
 import { VERSION } from '../src/version';
 import type { DeliveryTarget } from '../workflows/deliver-event';
@@ -50,6 +50,9 @@ const MAX_RETRY_AFTER_MS = 60 * 60 * 1000;
 const GATHER_MS = 100;
 
 export function createDeliveryActivities({ config, db, temporal }: DeliveryDeps) {
+  // Every POST leaves through this client: its connections resolve, check and pin the address.
+  const http = createHttpClient({ ...config.webhooks, timeoutMs: config.attemptTimeoutMs });
+
   /**
    * Tells the webhook's long-lived health workflow (started by the first signal)
    * that a run of failures started at `since`, or, without `since`, that it ended.
@@ -94,13 +97,7 @@ export function createDeliveryActivities({ config, db, temporal }: DeliveryDeps)
     if (test) headers['X-Shiphook-Test'] = 'true';
     if (authorization) headers['Authorization'] = authorization;
 
-    let result: SendResult;
-    try {
-      await assertDeliverableAddress(delivery.url, config);
-      result = await send(url, headers, body, config.attemptTimeoutMs);
-    } catch (err) {
-      result = { status: 0, headers: {}, body: '', totalTimeMs: 0, error: (err as Error).message };
-    }
+    const result = await http.post(url, headers, body);
     const ok = result.status >= 200 && result.status < 300;
     const gone = result.status === 410;
     record({

@@ -7,7 +7,7 @@ import { freePort } from '../src/launcher/ports';
 import { type ShiphookSystem, startSystem, type WorkerSpec } from '../src/launcher/system';
 import { findPids } from './processes';
 
-export const ADMIN_TOKEN = 'bench-admin-token';
+export const ADMIN_TOKEN = 'bench-admin-token-of-at-least-32-characters';
 /** Nice value of the retries worker (0 = normal, 19 = lowest). */
 const RETRY_WORKER_NICE = 10;
 
@@ -56,7 +56,11 @@ export async function startBenchSystem(env: Record<string, string>, opts: { prof
       statementStats: true,
       env: {
         SHIPHOOK_ADMIN_TOKEN: ADMIN_TOKEN,
-        SHIPHOOK_ALLOW_INSECURE_WEBHOOKS: 'true',
+        // Local receivers over http on loopback, as `shiphook dev` allows.
+        SHIPHOOK_WEBHOOK_ALLOWED_NETWORKS: '127.0.0.0/8,::1/128',
+        SHIPHOOK_WEBHOOK_ALLOW_HTTP: 'true',
+        // The bench measures throughput, so the API's rate limits are off unless SHIPHOOK_RATE_LIMIT_PER_SECOND is set (to measure their cost).
+        SHIPHOOK_RATE_LIMIT_PER_SECOND: process.env.SHIPHOOK_RATE_LIMIT_PER_SECOND ?? '0',
         // Its own task queue, so a shared TEMPORAL_ADDRESS never hands our tasks to another worker.
         SHIPHOOK_TASK_QUEUE: 'shiphook-bench',
         LOG_LEVEL: 'warn',

@@ -7,7 +7,8 @@ const USAGE = `usage: shiphook <command>
   api       the HTTP API (needs DATABASE_URL and TEMPORAL_ADDRESS)
   worker    the Temporal worker (needs DATABASE_URL and TEMPORAL_ADDRESS)
   migrate   apply database migrations (needs DATABASE_URL)
-  admin create-user --name N --email E [--phone P] [--password P] [--referral-customer] [--end-shipper]
+  admin create-user --name N --email E [--phone P] [--password-stdin] [--referral-customer] [--end-shipper]
+            (password: first line of stdin with --password-stdin, or SHIPHOOK_NEW_USER_PASSWORD; never argv)
   events replay [--status S] [--user-id U] [--webhook-id H] [--since T] [--until T]
   bundle-workflows FILE   write the workers' workflow bundle (then set SHIPHOOK_WORKFLOW_BUNDLE=FILE)
   keys      print the seeded user's keys as shell variables: eval "$(npx shiphook keys)"

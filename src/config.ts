@@ -1,5 +1,7 @@
 import { availableParallelism } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { parseNetworks } from './outbound/address-guard';
 
 /**
  * All configuration, read once from the environment at start and passed down.
@@ -21,9 +23,31 @@ export interface Config {
   dataDir: string;
   /** Ports of the embedded services started by `shiphook dev`. */
   devPorts: { postgres: number; temporal: number; temporalUi: number };
+  /** At least 32 characters (refused at start otherwise). */
   adminToken?: string;
-  /** Permit http:// and private/loopback webhook targets (dev and tests only). */
-  allowInsecureWebhooks: boolean;
+  webhooks: {
+    /**
+     * Non-public networks webhooks may reach all the same (CIDR list; default none:
+     * public addresses only). `shiphook dev` and the tests allow 127.0.0.0/8 and ::1.
+     */
+    allowedNetworks: ReturnType<typeof parseNetworks>;
+    /** Permit `http://` webhook URLs (default false). */
+    allowHttp: boolean;
+    /** PEM of extra CAs trusted for webhook endpoints (SHIPHOOK_WEBHOOK_CA_FILE; private deployments, tests). */
+    extraCa?: string;
+  };
+  /**
+   * Requests per second per API key and per account (0 = off), production mode;
+   * test mode gets a quarter, as Stripe (100/s live, 25/s test). The tighter
+   * buckets count what amplifies outbound traffic or burns CPU, per account.
+   */
+  rateLimit: {
+    perSecond: number;
+    replaysPerMinute: number;
+    purchasesPerMinute: number;
+    childrenPerMinute: number;
+    passwordChecksPerMinute: number;
+  };
   /** Waits between delivery attempts; attempts = delays + 1. */
   retryDelaysMs: number[];
   attemptTimeoutMs: number;
@@ -61,10 +85,20 @@ export interface Config {
 export type WorkerRole = 'all' | 'deliveries' | 'retries';
 const WORKER_ROLES: WorkerRole[] = ['all', 'deliveries', 'retries'];
 
+export const MIN_ADMIN_TOKEN_LENGTH = 32;
+/** What `shiphook dev` and the tests let webhooks reach besides public addresses. */
+export const LOOPBACK_NETWORKS = '127.0.0.0/8,::1/128';
+
 export const DEFAULT_RETRY_DELAYS = '5s,5m,30m,2h,5h,10h,10h';
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  if (env.SHIPHOOK_ALLOW_INSECURE_WEBHOOKS) {
+    throw new Error(`SHIPHOOK_ALLOW_INSECURE_WEBHOOKS is gone: set SHIPHOOK_WEBHOOK_ALLOWED_NETWORKS (e.g. ${LOOPBACK_NETWORKS}) and SHIPHOOK_WEBHOOK_ALLOW_HTTP=true instead`);
+  }
   const config = readConfig(env);
+  if (config.adminToken !== undefined && config.adminToken.length < MIN_ADMIN_TOKEN_LENGTH) {
+    throw new Error(`SHIPHOOK_ADMIN_TOKEN must be at least ${MIN_ADMIN_TOKEN_LENGTH} characters (e.g. \`openssl rand -hex 32\`)`);
+  }
   if (config.worker.cachedWorkflows <= config.worker.workflowTaskSlots) {
     throw new Error('SHIPHOOK_WORKER_CACHED_WORKFLOWS must be larger than SHIPHOOK_WORKER_TASK_SLOTS (a workflow task runs only on a cached workflow)');
   }
@@ -88,7 +122,18 @@ function readConfig(env: NodeJS.ProcessEnv): Config {
       temporalUi: int(env.SHIPHOOK_TEMPORAL_UI_PORT, 8233, 'SHIPHOOK_TEMPORAL_UI_PORT'),
     },
     adminToken: env.SHIPHOOK_ADMIN_TOKEN || undefined,
-    allowInsecureWebhooks: env.SHIPHOOK_ALLOW_INSECURE_WEBHOOKS === 'true',
+    webhooks: {
+      allowedNetworks: parseNetworks(env.SHIPHOOK_WEBHOOK_ALLOWED_NETWORKS ?? ''),
+      allowHttp: bool(env.SHIPHOOK_WEBHOOK_ALLOW_HTTP, 'SHIPHOOK_WEBHOOK_ALLOW_HTTP'),
+      extraCa: env.SHIPHOOK_WEBHOOK_CA_FILE ? readFileSync(env.SHIPHOOK_WEBHOOK_CA_FILE, 'utf8') : undefined,
+    },
+    rateLimit: {
+      perSecond: int(env.SHIPHOOK_RATE_LIMIT_PER_SECOND, 100, 'SHIPHOOK_RATE_LIMIT_PER_SECOND'),
+      replaysPerMinute: int(env.SHIPHOOK_RATE_LIMIT_REPLAYS_PER_MINUTE, 60, 'SHIPHOOK_RATE_LIMIT_REPLAYS_PER_MINUTE'),
+      purchasesPerMinute: int(env.SHIPHOOK_RATE_LIMIT_PURCHASES_PER_MINUTE, 300, 'SHIPHOOK_RATE_LIMIT_PURCHASES_PER_MINUTE'),
+      childrenPerMinute: int(env.SHIPHOOK_RATE_LIMIT_CHILDREN_PER_MINUTE, 60, 'SHIPHOOK_RATE_LIMIT_CHILDREN_PER_MINUTE'),
+      passwordChecksPerMinute: int(env.SHIPHOOK_RATE_LIMIT_PASSWORD_CHECKS_PER_MINUTE, 10, 'SHIPHOOK_RATE_LIMIT_PASSWORD_CHECKS_PER_MINUTE'),
+    },
     retryDelaysMs: durations(env.SHIPHOOK_RETRY_DELAYS ?? DEFAULT_RETRY_DELAYS, 'SHIPHOOK_RETRY_DELAYS'),
     attemptTimeoutMs: duration(env.SHIPHOOK_ATTEMPT_TIMEOUT || '15s', 'SHIPHOOK_ATTEMPT_TIMEOUT'),
     disableAfterFailures: int(env.SHIPHOOK_DISABLE_AFTER_FAILURES, 20, 'SHIPHOOK_DISABLE_AFTER_FAILURES'),
@@ -112,6 +157,12 @@ function int(value: string | undefined, fallback: number, name: string): number 
   const n = Number(value);
   if (!Number.isInteger(n) || n < 0) throw new Error(`${name} must be a non-negative integer`);
   return n;
+}
+
+function bool(value: string | undefined, name: string): boolean {
+  if (value === undefined || value === '' || value === 'false') return false;
+  if (value === 'true') return true;
+  throw new Error(`${name} must be true or false`);
 }
 
 function oneOf<T extends string>(value: string | undefined, allowed: T[], fallback: T, name: string): T {

@@ -6,6 +6,7 @@ import { debugEnabled, log } from '../log';
 import { requireAdmin } from './admin-auth';
 import { authenticate, forgetCallerAfterWrite } from './auth';
 import type { PrincipalCache } from './principal-cache';
+import { createRateLimits, isPasswordCheck, onlyIf, type RateLimits } from './rate-limit';
 import { adminRoutes } from './routes/admin';
 import { apiKeysRoutes } from './routes/api-keys';
 import { usersRoutes } from './routes/users';
@@ -24,6 +25,8 @@ export interface AppDeps {
   temporal: TemporalClientSource;
   /** Authentication without a query per request (see principal-cache.ts). */
   principals: PrincipalCache;
+  /** Counted in PostgreSQL; built from the config when not given. */
+  rateLimits?: RateLimits;
 }
 
 export function createApp(deps: AppDeps): Express {
@@ -37,6 +40,12 @@ export function createApp(deps: AppDeps): Express {
 
   const v2 = Router();
   v2.use(authenticate(deps.db, deps.principals));
+  const limits = deps.rateLimits ?? createRateLimits(deps.config);
+  v2.use(limits.general);
+  v2.post('/events/:id/replay', limits.bucket('replays'));
+  v2.post('/shipments/:id/buy', limits.bucket('purchases'));
+  v2.post('/users', limits.bucket('children'));
+  v2.use(['/users', '/users/:id'], onlyIf((req) => req.method !== 'GET' && isPasswordCheck(req), limits.bucket('passwordChecks')));
   // The busiest resources first: a request walks the routers in this order.
   v2.use(webhooksRoutes(deps.db, deps.config));
   v2.use(eventsRoutes(deps.db, deps));

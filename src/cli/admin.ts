@@ -5,17 +5,22 @@ import { createParentUser } from '../domain/users';
 import { ApiError } from '../errors/api-error';
 import { readDevState } from './dev-state';
 
+const USAGE = 'shiphook admin create-user --name N --email E [--phone P] [--password-stdin] [--referral-customer] [--end-shipper]   (password: first line of stdin, or SHIPHOOK_NEW_USER_PASSWORD)';
+
 /** `shiphook admin create-user …`: the operator API's user creation, from the shell. */
 export async function runAdmin(config: Config, args: string[]): Promise<void> {
   const [sub, ...rest] = args;
-  if (sub !== 'create-user') throw new Error('usage: shiphook admin create-user --name N --email E [--phone P] [--password P] [--referral-customer] [--end-shipper]');
+  if (sub !== 'create-user') throw new Error(`usage: ${USAGE}`);
+  if (rest.some((a) => a === '--password' || a.startsWith('--password='))) {
+    throw new Error('a password is never read from the command line (other users see it in `ps`, the shell keeps it in its history): use --password-stdin or SHIPHOOK_NEW_USER_PASSWORD');
+  }
   const { values } = parseArgs({
     args: rest,
     options: {
       name: { type: 'string' },
       email: { type: 'string' },
       phone: { type: 'string' },
-      password: { type: 'string' },
+      'password-stdin': { type: 'boolean' },
       'referral-customer': { type: 'boolean' },
       'end-shipper': { type: 'boolean' },
     },
@@ -28,7 +33,7 @@ export async function runAdmin(config: Config, args: string[]): Promise<void> {
       name: values.name,
       email: values.email,
       phone_number: values.phone,
-      password: values.password,
+      password: values['password-stdin'] ? await firstLineOfStdin() : process.env.SHIPHOOK_NEW_USER_PASSWORD || undefined,
       referral_customer: values['referral-customer'] ?? false,
       end_shipper_enabled: values['end-shipper'] ?? false,
     });
@@ -39,4 +44,13 @@ export async function runAdmin(config: Config, args: string[]): Promise<void> {
   } finally {
     await db.destroy();
   }
+}
+
+async function firstLineOfStdin(): Promise<string> {
+  let text = '';
+  for await (const chunk of process.stdin) {
+    text += String(chunk);
+    if (text.includes('\n')) break;
+  }
+  return text.split(/\r?\n/)[0]!;
 }

@@ -9,6 +9,7 @@ import { keyDigest } from '../domain/secrets';
 import { createParentUser } from '../domain/users';
 import { type ShiphookSystem, startSystem } from '../launcher/system';
 import { writeDevState } from './dev-state';
+import { devWebhookEnv } from './dev-webhooks';
 
 /** A child that dies is restarted with backoff; this many deaths within a minute stop everything. */
 const RESTART = { maxCrashes: 5, windowMs: 60_000 };
@@ -45,7 +46,7 @@ export async function runDev(config: Config): Promise<void> {
     ui: true,
     env: {
       SHIPHOOK_ADMIN_TOKEN: adminToken,
-      SHIPHOOK_ALLOW_INSECURE_WEBHOOKS: process.env.SHIPHOOK_ALLOW_INSECURE_WEBHOOKS ?? 'true',
+      ...devWebhookEnv(config.host, process.env),
     },
     api: { host: config.host, port: config.port },
     workers: [{ label: 'worker', role: config.worker.role }],

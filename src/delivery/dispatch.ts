@@ -3,7 +3,7 @@ import { sql } from 'kysely';
 import { type Config, retryTaskQueue } from '../config';
 import { anyOf, type Executor } from '../db/database';
 import type { EventRow } from '../db/tables/events';
-import { maskUrl } from '../domain/webhook-url';
+import { redactUrl } from '../domain/webhook-url';
 import { EventIdAttr, EventStatusAttr, EventTypeAttr, ModeAttr, UserIdAttr, WebhookUrlsAttr } from '../temporal/search-attributes';
 import { deliveryWorkflowId } from '../temporal/task-queue';
 import type { DeliverEventInput, DeliveryTarget } from '../../workflows/deliver-event';
@@ -66,7 +66,7 @@ export async function pendingTargets(db: Executor, eventIds: string[]): Promise<
   for (const r of rows) {
     let targets = byEvent.get(r.event_id);
     if (!targets) byEvent.set(r.event_id, (targets = []));
-    targets.push({ webhookId: r.webhook_id, url: maskUrl(r.url) });
+    targets.push({ webhookId: r.webhook_id, url: redactUrl(r.url) });
   }
   return byEvent;
 }

@@ -8,7 +8,7 @@ import { isoMillis } from '../format';
 import { hasPrefix, newId } from '../ids';
 import { isEventType } from './event-types';
 import type { Principal } from './principal';
-import { maskUrl } from './webhook-url';
+import { redactUrl } from './webhook-url';
 import { enabledWebhooks } from './webhooks';
 
 /**
@@ -73,8 +73,8 @@ export async function eventUrls(db: Executor, eventId: string): Promise<EventUrl
 /** `pending_urls` and `completed_urls` from an event's delivery rows (ordered by webhook id), masked. */
 export function urlsOf(rows: { url: string; state: DeliveryState }[]): EventUrls {
   return {
-    pending_urls: rows.filter((r) => r.state !== 'completed').map((r) => maskUrl(r.url)),
-    completed_urls: rows.filter((r) => r.state === 'completed').map((r) => maskUrl(r.url)),
+    pending_urls: rows.filter((r) => r.state !== 'completed').map((r) => redactUrl(r.url)),
+    completed_urls: rows.filter((r) => r.state === 'completed').map((r) => redactUrl(r.url)),
   };
 }
 

@@ -5,7 +5,7 @@ import { dollars, isoSeconds, rate } from '../format';
 import { hasPrefix, newId } from '../ids';
 import { apiKeyView, issueKey } from './api-keys';
 import type { Principal } from './principal';
-import { hashPassword, verifyPassword } from './secrets';
+import { hashPassword, passwordNeedsRehash, verifyPassword } from './secrets';
 import { type PageParams, paginate } from '../db/paginate';
 
 /**
@@ -184,6 +184,7 @@ export async function updateUser(db: Db, who: Principal, id: string | undefined,
       const current = input.current_password;
       if (typeof current !== 'string' || current === '') errors.add('current_password', 'is required to change email or password');
       else if (!(await verifyPassword(current, target.password_hash))) errors.add('current_password', 'is incorrect');
+      else if (password === undefined && passwordNeedsRehash(target.password_hash)) changes.password_hash = await hashPassword(current);
     }
     if (email !== undefined) changes.email = email;
     if (password !== undefined && errors.empty) changes.password_hash = await hashPassword(password);

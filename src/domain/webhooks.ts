@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { Config } from '../config';
 import type { Db, Executor } from '../db/database';
 import type { Mode } from '../db/tables/api-keys';
@@ -15,6 +16,7 @@ import { maskUrl, normalizeWebhookUrl } from './webhook-url';
  * Any update re-enables a disabled webhook (`disabled_at: null`).
  */
 
+/** Per account (a parent and its children together) and mode. */
 export const MAX_WEBHOOKS_PER_MODE = 100;
 const MAX_SECRET_LENGTH = 1000;
 
@@ -45,7 +47,7 @@ export async function createWebhook(db: Db, config: Config, who: Principal, inpu
   const errors = new FieldErrors();
   let url: string | undefined;
   try {
-    url = normalizeWebhookUrl(input.url, who.mode, config);
+    url = await normalizeWebhookUrl(input.url, who.mode, config);
   } catch (err) {
     if (!(err instanceof ApiError)) throw err;
     for (const e of err.errors) if (typeof e !== 'string') errors.add(e.field, e.message);
@@ -55,18 +57,7 @@ export async function createWebhook(db: Db, config: Config, who: Principal, inpu
   errors.throwIfAny('WEBHOOK.INVALID', 'The webhook could not be saved.');
 
   return db.transaction().execute(async (trx) => {
-    const { count } = await trx
-      .selectFrom('webhooks')
-      .select((eb) => eb.fn.countAll<number>().as('count'))
-      .where('user_id', '=', who.user.id)
-      .where('mode', '=', who.mode)
-      .where('deleted_at', 'is', null)
-      .executeTakeFirstOrThrow();
-    if (Number(count) >= MAX_WEBHOOKS_PER_MODE) {
-      throw new ApiError('WEBHOOK.INVALID', `An account can have at most ${MAX_WEBHOOKS_PER_MODE} webhooks per mode.`, [
-        { field: 'url', message: `at most ${MAX_WEBHOOKS_PER_MODE} webhooks per mode` },
-      ]);
-    }
+    await assertBelowWebhookCap(trx, who);
     const row = await trx
       .insertInto('webhooks')
       .values({
@@ -81,6 +72,30 @@ export async function createWebhook(db: Db, config: Config, who: Principal, inpu
       .executeTakeFirstOrThrow();
     return webhookView(row);
   });
+}
+
+/**
+ * The cap counts the webhooks of the whole account — the parent and every live
+ * child — in the caller's mode. The account's advisory lock (held to the end of the
+ * transaction) queues concurrent creates, so two cannot both see room for one.
+ */
+async function assertBelowWebhookCap(trx: Executor, who: Principal): Promise<void> {
+  const accountId = who.user.parent_id ?? who.user.id;
+  await sql`select pg_advisory_xact_lock(hashtextextended(${`webhooks:${accountId}`}, 0))`.execute(trx);
+  const { count } = await trx
+    .selectFrom('webhooks')
+    .innerJoin('users', 'users.id', 'webhooks.user_id')
+    .select((eb) => eb.fn.countAll<number>().as('count'))
+    .where((eb) => eb.or([eb('users.id', '=', accountId), eb('users.parent_id', '=', accountId)]))
+    .where('users.deleted_at', 'is', null)
+    .where('webhooks.mode', '=', who.mode)
+    .where('webhooks.deleted_at', 'is', null)
+    .executeTakeFirstOrThrow();
+  if (Number(count) >= MAX_WEBHOOKS_PER_MODE) {
+    throw new ApiError('WEBHOOK.INVALID', `An account (a parent and its children) can have at most ${MAX_WEBHOOKS_PER_MODE} webhooks per mode.`, [
+      { field: 'url', message: `at most ${MAX_WEBHOOKS_PER_MODE} webhooks per account and mode` },
+    ]);
+  }
 }
 
 /** The caller's live webhooks of the key's mode, newest first. */

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Account, call, createAccount, errorOf } from '../support/http';
 import { startSystem, type TestSystem } from '../support/system';
+import { TEST_ENV } from '../support/test-config';
 
 let sys: TestSystem;
 let acct: Account;
@@ -107,7 +108,7 @@ describe('operator API', () => {
 
   it('validates the new user with field errors and leaves nothing behind', async () => {
     const res = await call(sys, 'POST', '/admin/v1/users', {
-      headers: { authorization: 'Bearer test-admin-token' },
+      headers: { authorization: `Bearer ${TEST_ENV.SHIPHOOK_ADMIN_TOKEN}` },
       body: { name: '', email: 'not-an-email', referral_customer: 'yes' },
     });
     expect(res.status).toBe(422);
@@ -118,7 +119,7 @@ describe('operator API', () => {
 
   it('refuses a duplicate email', async () => {
     const res = await call(sys, 'POST', '/admin/v1/users', {
-      headers: { authorization: 'Bearer test-admin-token' },
+      headers: { authorization: `Bearer ${TEST_ENV.SHIPHOOK_ADMIN_TOKEN}` },
       body: { name: 'Again', email: acct.user.email.toUpperCase() },
     });
     expect(res.status).toBe(422);

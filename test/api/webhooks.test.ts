@@ -34,7 +34,7 @@ describe('POST /webhooks', () => {
 
   it('masks credentials embedded in the URL', async () => {
     const res = await create(acct.testKey, { url: 'https://user:hunter2@example.com/basic' });
-    expect(res.body.url).toBe('https://user:***@example.com/basic');
+    expect(res.body.url).toBe('https://***@example.com/basic');
     const got = await call(sys, 'GET', `/webhooks/${res.body.id}`, { key: acct.testKey });
     expect(JSON.stringify(got.body)).not.toContain('hunter2');
   });

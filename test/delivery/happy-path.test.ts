@@ -28,7 +28,7 @@ describe('delivery to webhooks that acknowledge', () => {
     const event = await publish(sys, acct.user.id, 'test');
     expect(event).toMatchObject({ object: 'Event', status: 'in_queue', description: 'tracker.updated', result: { object: 'Tracker' } });
     expect(event.pending_urls).toHaveLength(3);
-    expect(event.pending_urls).toContain('http://alice:***@' + receivers[2]!.url.slice('http://'.length));
+    expect(event.pending_urls).toContain('http://***@' + receivers[2]!.url.slice('http://'.length));
 
     const [a, b, c] = (await Promise.all(receivers.map((r) => r.waitFor(1)))).map((d) => d[0]!);
     for (const d of [a!, b!]) {
@@ -46,8 +46,8 @@ describe('delivery to webhooks that acknowledge', () => {
     // The body is the full Event, the receiving URL still pending, credentials masked.
     expect(c!.json).toMatchObject({ id: event.id, object: 'Event', result: { object: 'Tracker' }, previous_attributes: { status: 'pre_transit' } });
     expect(c!.json.pending_urls.concat(c!.json.completed_urls)).toHaveLength(3);
-    expect(c!.json.pending_urls).toContain(event.pending_urls.find((u: string) => u.includes('alice')));
-    expect(c!.body.toString()).not.toContain('p%40ss');
+    expect(c!.json.pending_urls).toContain(event.pending_urls.find((u: string) => u.includes('***@')));
+    expect(c!.body.toString()).not.toMatch(/alice|p%40ss/);
 
     const done = await eventStatus(sys, acct.testKey, event.id, 'completed');
     expect(done.pending_urls).toEqual([]);
@@ -56,8 +56,8 @@ describe('delivery to webhooks that acknowledge', () => {
 
     const payloads = await call(sys, 'GET', `/events/${event.id}/payloads`, { key: acct.testKey });
     expect(payloads.body.payloads).toHaveLength(3);
-    const p = payloads.body.payloads.find((x: any) => x.request_url.includes('alice'));
-    expect(p).toMatchObject({ object: 'Payload', response_code: 200, request_url: expect.stringContaining('alice:***@') });
+    const p = payloads.body.payloads.find((x: any) => x.request_url.includes('***@'));
+    expect(p).toMatchObject({ object: 'Payload', response_code: 200, request_url: expect.stringContaining('http://***@') });
     expect(p.request_headers.Authorization).toBe('Basic ***');
     expect(JSON.stringify(payloads.body)).not.toContain('p%40ss');
     const one = await call(sys, 'GET', `/events/${event.id}/payloads/${p.id}`, { key: acct.testKey });

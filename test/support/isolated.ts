@@ -2,7 +2,7 @@ import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import path from 'node:path';
 import pg from 'pg';
 import { inject } from 'vitest';
-import type { WorkerRole } from '../../src/config';
+import type { Config, WorkerRole } from '../../src/config';
 import { shiphookProcessEnv } from '../../src/launcher/process-env';
 import { stopProcess as stopChild } from '../../src/launcher/child';
 import { startSystem, testConfig } from './system';
@@ -53,7 +53,7 @@ async function startWorkerProcess(env: Record<string, string> & { DATABASE_URL: 
 export type IsolatedSystem = Awaited<ReturnType<typeof isolatedSystem>>;
 
 /** An API, a database and a task queue of its own: only workers this test starts touch its events. */
-export async function isolatedSystem(overrides: { temporalAddress?: string } = {}) {
+export async function isolatedSystem(overrides: Partial<Config> = {}) {
   const database = await isolatedDatabase();
   const taskQueue = `isolated-${process.pid}-${Date.now()}`;
   const api = await startSystem({ databaseUrl: database.url, taskQueue, ...overrides }).catch(async (err) => {

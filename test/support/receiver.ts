@@ -1,4 +1,5 @@
-import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
+import { createServer, type IncomingHttpHeaders, type RequestListener, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer, type ServerOptions as TlsServerOptions } from 'node:https';
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 
@@ -25,10 +26,11 @@ export const status = (code: number, headers: Record<string, string> = {}): Answ
   res.writeHead(code, headers).end(code >= 400 ? 'nope' : 'ok');
 };
 
-export async function startReceiver(answer: Answer = status(200)): Promise<Receiver> {
+/** `tls`: an HTTPS receiver (its URL names `host`, default 127.0.0.1, for the certificate to match). */
+export async function startReceiver(answer: Answer = status(200), opts: { tls?: TlsServerOptions; host?: string } = {}): Promise<Receiver> {
   const deliveries: Delivery[] = [];
   let current = answer;
-  const server: Server = createServer((req, res) => {
+  const listener: RequestListener = (req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
@@ -43,10 +45,12 @@ export async function startReceiver(answer: Answer = status(200)): Promise<Recei
       deliveries.push(delivery);
       current(delivery, deliveries.length - 1, res);
     });
-  });
-  server.listen(0, '127.0.0.1');
+  };
+  const server: Server = opts.tls ? createHttpsServer(opts.tls, listener) : createServer(listener);
+  const host = opts.host ?? '127.0.0.1';
+  server.listen(0, host);
   await once(server, 'listening');
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
+  const url = `${opts.tls ? 'https' : 'http'}://${host}:${(server.address() as AddressInfo).port}/hook`;
   return {
     url,
     deliveries,

@@ -3,6 +3,7 @@ import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { inject } from 'vitest';
 import { createApp } from '../../src/api/app';
+import { createRateLimits } from '../../src/api/rate-limit';
 import { startPrincipalCache } from '../../src/api/principal-cache';
 import { type Config, loadConfig } from '../../src/config';
 import { createDb, type Db } from '../../src/db/database';
@@ -28,13 +29,15 @@ export function testConfig(): Config {
   });
 }
 
-export async function startSystem(overrides: Partial<Config> = {}): Promise<TestSystem> {
+/** `rateLimitWindowSeconds`: longer windows, so a test's burst falls in one window even on a busy machine. */
+export async function startSystem(overrides: Partial<Config> = {}, opts: { rateLimitWindowSeconds?: number } = {}): Promise<TestSystem> {
   const config = { ...testConfig(), ...overrides };
   const db = createDb(config.databaseUrl!, 5);
   const temporal = lazyTemporal(config);
   // As `shiphook api` runs: authentication served from the cache, kept right by the database trigger.
   const principals = startPrincipalCache(config.databaseUrl!);
-  const app = createApp({ config, db, temporal, principals });
+  const rateLimits = createRateLimits(config, { windowSeconds: opts.rateLimitWindowSeconds });
+  const app = createApp({ config, db, temporal, principals, rateLimits });
   const server: Server = app.listen(0, '127.0.0.1');
   await once(server, 'listening');
   const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -47,7 +50,7 @@ export async function startSystem(overrides: Partial<Config> = {}): Promise<Test
     async close() {
       server.closeAllConnections();
       await new Promise((r) => server.close(r));
-      await Promise.all([db.destroy(), temporal.close(), principals.close()]);
+      await Promise.all([db.destroy(), temporal.close(), principals.close(), rateLimits.close()]);
     },
   };
 }

@@ -3,8 +3,12 @@
  * retries, disabling and tracker steps happen within seconds.
  */
 export const TEST_ENV = {
-  SHIPHOOK_ADMIN_TOKEN: 'test-admin-token',
-  SHIPHOOK_ALLOW_INSECURE_WEBHOOKS: 'true',
+  SHIPHOOK_ADMIN_TOKEN: 'test-admin-token-of-at-least-32-characters',
+  // As `shiphook dev`: loopback receivers over http; every other non-public range stays refused.
+  SHIPHOOK_WEBHOOK_ALLOWED_NETWORKS: '127.0.0.0/8,::1/128',
+  SHIPHOOK_WEBHOOK_ALLOW_HTTP: 'true',
+  // On, but far above what tests send in a burst; test/security/rate-limits.test.ts starts APIs with low limits.
+  SHIPHOOK_RATE_LIMIT_PER_SECOND: '2000',
   SHIPHOOK_RETRY_DELAYS: '300ms,600ms,900ms',
   SHIPHOOK_ATTEMPT_TIMEOUT: '1500ms',
   SHIPHOOK_DISABLE_AFTER_FAILURES: '4',

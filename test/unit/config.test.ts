@@ -13,7 +13,9 @@ describe('config', () => {
 
   it('has safe production defaults', () => {
     const c = loadConfig({});
-    expect(c.allowInsecureWebhooks).toBe(false);
+    expect(c.webhooks.allowedNetworks).toEqual([]);
+    expect(c.webhooks.allowHttp).toBe(false);
+    expect(c.rateLimit.perSecond).toBe(100);
     expect(c.adminToken).toBeUndefined();
     expect(c.retryDelaysMs).toEqual([5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000]);
     expect(c.attemptTimeoutMs).toBe(15_000);
@@ -28,5 +30,15 @@ describe('config', () => {
   it('refuses a malformed number', () => {
     expect(() => loadConfig({ PORT: 'eighty' })).toThrow(/PORT/);
     expect(() => loadConfig({ SHIPHOOK_RETRY_DELAYS: '5s,often' })).toThrow(/SHIPHOOK_RETRY_DELAYS/);
+  });
+
+  it('refuses an admin token shorter than 32 characters', () => {
+    expect(() => loadConfig({ SHIPHOOK_ADMIN_TOKEN: 'x'.repeat(31) })).toThrow(/at least 32/);
+    expect(loadConfig({ SHIPHOOK_ADMIN_TOKEN: 'x'.repeat(32) }).adminToken).toBe('x'.repeat(32));
+  });
+
+  it('refuses the old single switch instead of ignoring it', () => {
+    expect(() => loadConfig({ SHIPHOOK_ALLOW_INSECURE_WEBHOOKS: 'true' })).toThrow(/SHIPHOOK_WEBHOOK_ALLOWED_NETWORKS/);
+    expect(() => loadConfig({ SHIPHOOK_WEBHOOK_ALLOW_HTTP: 'yes' })).toThrow(/true or false/);
   });
 });

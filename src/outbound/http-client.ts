@@ -1,0 +1,107 @@
+import { rootCertificates } from 'node:tls';
+import { Agent, buildConnector, request } from 'undici';
+import { type AddressPolicy, type Lookup, resolveAllowed, systemLookup } from './address-guard';
+import { OutboundError, reasonOf, reasonText } from './outbound-error';
+
+/**
+ * The only way a request leaves for a customer's endpoint. The host is resolved
+ * once, inside the connection itself (the Agent's `connect`): every address is
+ * checked and the socket connects to the checked address, so a name cannot answer
+ * a public address to a check and an internal one to the connection (DNS
+ * rebinding). TLS keeps the host name for SNI and the certificate check, and
+ * requires TLS 1.2 or later. One keep-alive pool per client; redirects are never
+ * followed (a 3xx is a failed attempt); at most 64 KiB of an answer is read.
+ */
+export const MAX_RESPONSE_READ = 64 * 1024;
+/** A resolver that does not answer within this (or the attempt's bound) fails the attempt. */
+const MAX_DNS_MS = 5000;
+
+export interface SendResult {
+  /** 0 when no response arrived (refused address, DNS, timeout, connection or TLS error). */
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+  totalTimeMs: number;
+  /** Why no response arrived, in words safe to show the account (no addresses). */
+  error?: string;
+}
+
+export interface HttpClientOptions extends AddressPolicy {
+  /** Permit `http://` targets (SHIPHOOK_WEBHOOK_ALLOW_HTTP; dev and tests). */
+  allowHttp: boolean;
+  /** Connect + total time of one request. */
+  timeoutMs: number;
+  /** Extra trusted CA certificates (PEM), besides Node's bundled roots. */
+  extraCa?: string;
+  /** Injected by tests; the system resolver otherwise. */
+  lookup?: Lookup;
+}
+
+export type HttpClient = ReturnType<typeof createHttpClient>;
+
+export function createHttpClient(options: HttpClientOptions) {
+  const lookup = options.lookup ?? systemLookup;
+  const dnsTimeoutMs = Math.min(MAX_DNS_MS, options.timeoutMs);
+  const tlsConnect = buildConnector({
+    timeout: options.timeoutMs,
+    minVersion: 'TLSv1.2',
+    ...(options.extraCa ? { ca: [...rootCertificates, options.extraCa] } : {}),
+  });
+  const pinnedConnect: buildConnector.connector = (opts, callback) => {
+    resolveAllowed(opts.hostname, options, lookup, dnsTimeoutMs).then(
+      ([address]) => {
+        const named = address !== opts.hostname.replace(/^\[|\]$/g, '');
+        tlsConnect({ ...opts, hostname: address!, ...(named && opts.protocol === 'https:' ? { servername: opts.hostname } : {}) }, callback);
+      },
+      (err: Error) => callback(err, null),
+    );
+  };
+  const agent = new Agent({ connect: pinnedConnect, keepAliveTimeout: 30_000, connections: 64, pipelining: 1 });
+
+  return {
+    async post(url: string, headers: Record<string, string>, body: string): Promise<SendResult> {
+      const started = performance.now();
+      const elapsed = () => Math.round(performance.now() - started);
+      try {
+        if (!options.allowHttp && !url.startsWith('https:')) throw new OutboundError('HTTP_REFUSED');
+        const res = await request(url, {
+          method: 'POST',
+          headers,
+          body,
+          dispatcher: agent,
+          signal: AbortSignal.timeout(options.timeoutMs),
+          headersTimeout: options.timeoutMs,
+          bodyTimeout: options.timeoutMs,
+        });
+        const chunks: Buffer[] = [];
+        let size = 0;
+        for await (const chunk of res.body) {
+          const buf = chunk as Buffer;
+          chunks.push(buf);
+          size += buf.length;
+          if (size >= MAX_RESPONSE_READ) {
+            res.body.destroy();
+            break;
+          }
+        }
+        return {
+          status: res.statusCode,
+          headers: flattenHeaders(res.headers),
+          body: Buffer.concat(chunks).subarray(0, MAX_RESPONSE_READ).toString('utf8'),
+          totalTimeMs: elapsed(),
+        };
+      } catch (err) {
+        const reason = reasonOf(err);
+        const error = reason === 'TIMEOUT' ? `timed out after ${options.timeoutMs} ms` : reasonText(reason);
+        return { status: 0, headers: {}, body: '', totalTimeMs: elapsed(), error };
+      }
+    },
+    close: () => agent.close(),
+  };
+}
+
+function flattenHeaders(headers: Record<string, string | string[] | undefined>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(headers)) if (v !== undefined) out[k] = Array.isArray(v) ? v.join(', ') : v;
+  return out;
+}
