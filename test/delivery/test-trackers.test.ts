@@ -2,7 +2,7 @@ import EasyPostClient from '@easypost/api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { webhook } from '../support/events';
 import { call, createAccount } from '../support/http';
-import { startReceiver } from '../support/receiver';
+import { eventually, startReceiver } from '../support/receiver';
 import { endShipper, shipment } from '../support/shipping';
 import { startSystem, type TestSystem } from '../support/system';
 
@@ -24,7 +24,12 @@ describe('test-mode trackers', () => {
     const bought = await call(sys, 'POST', `/shipments/${shp.id}/buy`, { key: acct.testKey, body: { rate: { id: shp.rates[0].id }, end_shipper_id: es.id } });
     expect(bought.status).toBe(200);
 
-    const deliveries = await receiver.waitFor(4, 30_000);
+    // Delivery is at least once: a repeat (an attempt that timed out on a busy machine after
+    // the receiver had it) is the same event again, so count distinct events.
+    const deliveries = await eventually(async () => {
+      const firsts = receiver.deliveries.filter((d, i, all) => all.findIndex((o) => o.json?.id === d.json?.id) === i);
+      return firsts.length >= 4 ? firsts : undefined;
+    }, 30_000, 'four distinct tracker events');
     const events = deliveries.map((d) => verifier.Utils.validateWebhook(d.body, d.headers, 'tracker-secret'));
     expect(events.map((e: any) => e.description)).toEqual(['tracker.created', 'tracker.updated', 'tracker.updated', 'tracker.updated']);
     expect(events.map((e: any) => e.result.status)).toEqual(['pre_transit', 'in_transit', 'out_for_delivery', 'delivered']);
@@ -46,10 +51,12 @@ describe('test-mode trackers', () => {
     await webhook(sys, acct.prodKey, receiver.url);
     const es = await endShipper(sys, acct.prodKey);
     const shp = await shipment(sys, acct.prodKey);
-    await call(sys, 'POST', `/shipments/${shp.id}/buy`, { key: acct.prodKey, body: { rate: { id: shp.rates[0].id }, end_shipper_id: es.id } });
+    const bought = await call(sys, 'POST', `/shipments/${shp.id}/buy`, { key: acct.prodKey, body: { rate: { id: shp.rates[0].id }, end_shipper_id: es.id } });
     await receiver.waitFor(1);
-    await new Promise((r) => setTimeout(r, 2500));
-    expect(receiver.deliveries.map((d) => d.json.description)).toEqual(['tracker.created']);
+    // No workflow moves it: the purchase started none (a test-mode purchase starts test-tracker-<id>).
+    const client = await sys.temporal();
+    await expect(client.workflow.getHandle(`test-tracker-${bought.body.tracker.id}`).describe()).rejects.toThrow(/not found/i);
+    expect(new Set(receiver.deliveries.map((d) => d.json.description))).toEqual(new Set(['tracker.created']));
     await receiver.close();
   });
 });
