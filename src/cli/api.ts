@@ -27,6 +27,7 @@ export async function runApi(baseConfig: Config): Promise<void> {
   const server = app.listen(config.port, config.host);
   await once(server, 'listening');
   if (cluster.isPrimary) log.info('api listening', { url: `http://${config.host}:${config.port}/v2` });
+  if (cluster.isPrimary) process.send?.({ ready: true }); // launchers wait for this (as for the worker's)
   const stop = () => {
     server.close(() => void Promise.all([db.destroy(), temporal.close(), principals.close()]).then(() => process.exit(0)));
     setTimeout(() => process.exit(0), 5000).unref();

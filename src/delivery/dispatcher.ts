@@ -4,12 +4,20 @@ import type { Db } from '../db/database';
 import { listen } from '../db/listen';
 import { OUTBOX_CHANNEL } from '../domain/events';
 import { log } from '../log';
-import { claimUndispatched, markDispatched, pendingTargets, releaseClaims, startDelivery } from './dispatch';
+import { claimUndispatched, isPermanentStartFailure, markDispatched, markDispatchFailed, pendingTargets, releaseClaims, startDelivery } from './dispatch';
 
 /** Events claimed per pass. */
 const BATCH_SIZE = 100;
 /** Longer than a batch of starts can take (each is bounded by 5 s): then another dispatcher may claim them. */
 const LEASE_MS = 30_000;
+
+/** What the dispatchers of this process did, for metrics (read, never reset). */
+export const dispatchCounters = {
+  /** Starts Temporal refused for good: each event marked as a dispatch incident. */
+  incidents: 0,
+  /** Starts that failed for a passing reason (Temporal unreachable) and are tried again. */
+  transientFailures: 0,
+};
 
 export interface DispatcherOptions {
   db: Db;
@@ -44,14 +52,31 @@ export function startDispatcher(opts: DispatcherOptions): { stop(): Promise<void
     const targets = await pendingTargets(db, events.map((e) => e.id));
     const starts = await Promise.allSettled(events.map((e) => startDelivery(client, config, e, targets.get(e.id) ?? [], { eager: true })));
     const started = events.filter((_, i) => starts[i]!.status === 'fulfilled').map((e) => e.id);
-    const failed = events.filter((_, i) => starts[i]!.status === 'rejected').map((e) => e.id);
+    const refused: { id: string; error: string }[] = [];
+    const failed: string[] = [];
+    let transientError: unknown;
+    events.forEach((e, i) => {
+      const s = starts[i]!;
+      if (s.status === 'fulfilled') return;
+      if (isPermanentStartFailure(s.reason)) refused.push({ id: e.id, error: errorText(s.reason) });
+      else {
+        failed.push(e.id);
+        transientError ??= s.reason;
+      }
+    });
     await markDispatched(db, started);
     await releaseClaims(db, failed);
+    await markDispatchFailed(db, refused);
     const eager = starts.filter((s) => s.status === 'fulfilled' && s.value.eager).length;
-    log.debug('dispatched', { started: started.length, eager, failed: failed.length });
+    log.debug('dispatched', { started: started.length, eager, failed: failed.length, refused: refused.length });
+    dispatchCounters.transientFailures += failed.length;
+    dispatchCounters.incidents += refused.length;
+    for (const r of refused) {
+      // Once per event: it is not claimed again until an operator replays it.
+      log.error('Temporal refused to start the delivery workflow; the event is marked as a dispatch incident (replay it once the cause is fixed)', { event_id: r.id, error: r.error.slice(0, 300) });
+    }
     if (failed.length) {
-      const reason = (starts.find((s) => s.status === 'rejected') as PromiseRejectedResult).reason as Error;
-      log.warn('delivery starts failed; the next pass retries them', { count: failed.length, error: String(reason?.message ?? reason).slice(0, 200) });
+      log.warn('delivery starts failed; the next pass retries them', { count: failed.length, error: errorText(transientError).slice(0, 200) });
     }
     return { claimed: events.length, failed: failed.length };
   }
@@ -89,4 +114,8 @@ export function startDispatcher(opts: DispatcherOptions): { stop(): Promise<void
       await listener.close();
     },
   };
+}
+
+function errorText(err: unknown): string {
+  return String((err as Error)?.message ?? err);
 }
