@@ -8,8 +8,12 @@ import { claimUndispatched, isPermanentStartFailure, markDispatched, markDispatc
 
 /** Events claimed per pass. */
 const BATCH_SIZE = 100;
-/** Longer than a batch of starts can take (each is bounded by 5 s): then another dispatcher may claim them. */
-const LEASE_MS = 30_000;
+/**
+ * Longer than a batch of starts can take (they run at once, each bounded by 5 s):
+ * then another dispatcher may claim them. Also how long the events a killed worker
+ * had claimed wait (a second start of one is harmless: dispatch.ts).
+ */
+const LEASE_MS = 15_000;
 
 /** What the dispatchers of this process did, for metrics (read, never reset). */
 export const dispatchCounters = {

@@ -13,6 +13,8 @@ const DEV_SERVER_GOGC = '400';
 export interface DevTemporal {
   address: string;
   uiUrl?: string;
+  /** The server's process (absent when the SDK started it): fault tests kill it. */
+  pid?: number;
   stop(): Promise<void>;
 }
 
@@ -55,6 +57,7 @@ export async function startDevTemporal(opts: { cliPath?: string; dbFile?: string
   return {
     address: `127.0.0.1:${port}`,
     uiUrl: opts.ui === false ? undefined : `http://127.0.0.1:${uiPort}`,
+    pid: child.pid,
     stop: () => stopChild(child),
   };
 }

@@ -25,7 +25,8 @@ export const status = (code: number, headers: Record<string, string> = {}): Answ
   res.writeHead(code, headers).end(code >= 400 ? 'nope' : 'ok');
 };
 
-export async function startReceiver(answer: Answer = status(200)): Promise<Receiver> {
+/** `port`: listen there (a receiver that goes down and comes back on the same URL). */
+export async function startReceiver(answer: Answer = status(200), opts: { port?: number } = {}): Promise<Receiver> {
   const deliveries: Delivery[] = [];
   let current = answer;
   const server: Server = createServer((req, res) => {
@@ -44,7 +45,7 @@ export async function startReceiver(answer: Answer = status(200)): Promise<Recei
       current(delivery, deliveries.length - 1, res);
     });
   });
-  server.listen(0, '127.0.0.1');
+  server.listen(opts.port ?? 0, '127.0.0.1');
   await once(server, 'listening');
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
   return {
