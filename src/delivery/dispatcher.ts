@@ -6,8 +6,9 @@ import { OUTBOX_CHANNEL } from '../domain/events';
 import { log } from '../log';
 import { claimUndispatched, isPermanentStartFailure, markDispatched, markDispatchFailed, pendingTargets, releaseClaims, startDelivery } from './dispatch';
 
-/** Events claimed per pass. */
+/** Events claimed per pass at most, and at least while Temporal struggles (see `batchSize`). */
 const BATCH_SIZE = 100;
+const MIN_BATCH_SIZE = 5;
 /**
  * Longer than a batch of starts can take (they run at once, each bounded by 5 s):
  * then another dispatcher may claim them. Also how long the events a killed worker
@@ -48,10 +49,14 @@ export function startDispatcher(opts: DispatcherOptions): { stop(): Promise<void
   let wanted = false;
   let draining: Promise<void> | undefined;
   let stopped = false;
+  // Starts run at once; after a failed one (Temporal just restarted and slow to answer,
+  // or down) fewer are sent together, so they are not all timed out together: halved
+  // per failing pass, doubled per clean one.
+  let batchSize = BATCH_SIZE;
 
   /** Claim a batch (a lease, no lock held), start each workflow, mark the started ones dispatched. */
   async function dispatchBatch(): Promise<{ claimed: number; failed: number }> {
-    const events = await claimUndispatched(db, BATCH_SIZE, LEASE_MS);
+    const events = await claimUndispatched(db, batchSize, LEASE_MS);
     if (events.length === 0) return { claimed: 0, failed: 0 };
     const targets = await pendingTargets(db, events.map((e) => e.id));
     const starts = await Promise.allSettled(events.map((e) => startDelivery(client, config, e, targets.get(e.id) ?? [], { eager: true })));
@@ -82,6 +87,7 @@ export function startDispatcher(opts: DispatcherOptions): { stop(): Promise<void
     if (failed.length) {
       log.warn('delivery starts failed; the next pass retries them', { count: failed.length, error: errorText(transientError).slice(0, 200) });
     }
+    batchSize = failed.length ? Math.max(MIN_BATCH_SIZE, Math.floor(batchSize / 2)) : Math.min(BATCH_SIZE, batchSize * 2);
     return { claimed: events.length, failed: failed.length };
   }
 
@@ -93,8 +99,9 @@ export function startDispatcher(opts: DispatcherOptions): { stop(): Promise<void
         while (wanted && !stopped) {
           wanted = false;
           for (;;) {
+            const asked = batchSize;
             const { claimed, failed } = await dispatchBatch();
-            if (claimed < BATCH_SIZE || failed > 0 || stopped) break; // failures wait for the next pass
+            if (claimed < asked || failed > 0 || stopped) break; // failures wait for the next pass
           }
         }
       } catch (err) {

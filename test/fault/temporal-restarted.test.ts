@@ -1,0 +1,46 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { expect, it } from 'vitest';
+import { freePort } from '../../src/launcher/free-port';
+import { type DevTemporal, startDevTemporal } from '../../src/launcher/temporal';
+import { BURST, endpoint, everythingDelivered, expectAlive, FAULT_TEST_TIMEOUT_MS, faultSystem, received, report, startBurst, until } from './harness';
+
+it('the Temporal dev server killed mid-burst and started again on the same data file: nothing else dies, everything is delivered', async () => {
+  // A dev server of this test's own: the suite's shared one is never stopped.
+  const dir = mkdtempSync(path.join(tmpdir(), 'shiphook-fault-temporal-'));
+  const port = await freePort();
+  const dbFile = path.join(dir, 'temporal.db');
+  const start = () => startDevTemporal({ cliPath: process.env.TEMPORAL_CLI_PATH, port, dbFile, ui: false });
+  let temporal: DevTemporal = await start();
+  let f: Awaited<ReturnType<typeof faultSystem>> | undefined;
+  try {
+    f = await faultSystem({ temporalAddress: temporal.address });
+    const endpoints = f.receivers.map(endpoint);
+    const burst = startBurst(() => f!.api.sys, f.account.user.id);
+    await until(() => received(endpoints) >= 50 && burst.acknowledged.length >= 150, 120_000, 'deliveries under way');
+    const publishedAtKill = burst.acknowledged.length;
+    const deliveredAtKill = received(endpoints);
+    expect(temporal.pid).toBeDefined();
+    process.kill(temporal.pid!, 'SIGKILL');
+    await temporal.stop(); // returns once the killed server is gone
+    const killed = Date.now();
+    temporal = await start();
+    const restarted = Date.now();
+    const timer = process.env.FAULT_DEBUG ? setInterval(() => process.stdout.write(`t+${Date.now() - restarted} received ${received(endpoints)} published ${burst.acknowledged.length}\n`), 5000) : undefined;
+    await burst.done;
+    const observed = await everythingDelivered(f.iso.api.db, f.account.user.id, endpoints, 180_000).finally(() => {
+      clearInterval(timer);
+      if (process.env.FAULT_DEBUG) process.stdout.write(f!.worker.logs.join('\n') + '\n');
+    });
+    expect(observed.events).toBeGreaterThanOrEqual(BURST);
+    expect(publishedAtKill).toBeLessThan(BURST);
+    expect(Object.keys(burst.answers)).toEqual(['201']); // publishing never needed Temporal
+    expectAlive(f.api, f.worker);
+    report('temporal restarted', { ...observed, publishedAtKill, deliveredAtKill, downMs: restarted - killed, recoveredInMs: Date.now() - restarted });
+  } finally {
+    await f?.close();
+    await temporal.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}, FAULT_TEST_TIMEOUT_MS);
