@@ -127,6 +127,11 @@ export function startDispatcher(opts: DispatcherOptions): { stop(): Promise<void
   };
 }
 
+/** The message and its causes' ("Failed to start Workflow" alone does not say why). */
 function errorText(err: unknown): string {
-  return String((err as Error)?.message ?? err);
+  const parts: string[] = [];
+  for (let e = err as { message?: unknown; cause?: unknown } | undefined, depth = 0; e && depth < 4; e = e.cause as typeof e, depth++) {
+    parts.push(String(e.message ?? e));
+  }
+  return parts.join(': ');
 }

@@ -4,6 +4,8 @@ import type { AddressInfo } from 'node:net';
 
 /** A customer's webhook endpoint: a real HTTP server in the test process. */
 export interface Delivery {
+  /** The request's path and query. */
+  url: string;
   headers: IncomingHttpHeaders;
   body: Buffer;
   json: any;
@@ -40,7 +42,7 @@ export async function startReceiver(answer: Answer = status(200), opts: { port?:
       } catch {
         json = undefined;
       }
-      const delivery = { headers: req.headers, body, json, at: Date.now() };
+      const delivery = { url: req.url ?? '', headers: req.headers, body, json, at: Date.now() };
       deliveries.push(delivery);
       current(delivery, deliveries.length - 1, res);
     });
