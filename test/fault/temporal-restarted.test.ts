@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { expect, it } from 'vitest';
 import { freePort } from '../../src/launcher/free-port';
+import { call } from '../support/http';
 import { type DevTemporal, startDevTemporal } from '../../src/launcher/temporal';
 import { BURST, endpoint, everythingDelivered, expectAlive, FAULT_TEST_TIMEOUT_MS, faultSystem, received, report, startBurst, until } from './harness';
 
@@ -21,6 +22,9 @@ it('the Temporal dev server killed mid-burst and started again on the same data 
     await until(() => received(endpoints) >= 50 && burst.acknowledged.length >= 150, 120_000, 'deliveries under way');
     const publishedAtKill = burst.acknowledged.length;
     const deliveredAtKill = received(endpoints);
+    // The api's own Temporal client (replays) is connected before the kill…
+    const replayed = burst.acknowledged[0]!;
+    expect((await call(f.api.sys, 'POST', `/events/${replayed}/replay`, { key: f.account.testKey })).status).toBe(200);
     expect(temporal.pid).toBeDefined();
     process.kill(temporal.pid!, 'SIGKILL');
     await temporal.stop(); // returns once the killed server is gone
@@ -34,6 +38,12 @@ it('the Temporal dev server killed mid-burst and started again on the same data 
       if (process.env.FAULT_DEBUG) process.stdout.write(f!.worker.logs.join('\n') + '\n');
     });
     expect(observed.events).toBeGreaterThanOrEqual(BURST);
+    // …and works again after the restart without restarting the api: a replay to every URL goes out.
+    const before = endpoints.map((e) => e.deliveries().filter((d) => d.json?.id === replayed).length);
+    const logLines = f.api.logs.length;
+    expect((await call(f.api.sys, 'POST', `/events/${replayed}/replay`, { key: f.account.testKey, body: { all: true } })).status).toBe(200);
+    await until(() => endpoints.every((e, i) => e.deliveries().filter((d) => d.json?.id === replayed).length > before[i]!), 60_000, 'the replay after the restart');
+    expect(f.api.logs.slice(logLines).filter((l) => l.includes('replay start deferred'))).toEqual([]); // started by the api itself
     expect(publishedAtKill).toBeLessThan(BURST);
     expect(Object.keys(burst.answers)).toEqual(['201']); // publishing never needed Temporal
     expectAlive(f.api, f.worker);
