@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { expect, it } from 'vitest';
 import { freePort } from '../../src/launcher/free-port';
+import { publish } from '../support/events';
 import { call } from '../support/http';
 import { type DevTemporal, startDevTemporal } from '../../src/launcher/temporal';
 import { BURST, endpoint, everythingDelivered, expectAlive, FAULT_TEST_TIMEOUT_MS, faultSystem, received, report, startBurst, until } from './harness';
@@ -48,6 +49,40 @@ it('the Temporal dev server killed mid-burst and started again on the same data 
     expect(Object.keys(burst.answers)).toEqual(['201']); // publishing never needed Temporal
     expectAlive(f.api, f.worker);
     report('temporal restarted', { ...observed, publishedAtKill, deliveredAtKill, downMs: restarted - killed, recoveredInMs: Date.now() - restarted });
+  } finally {
+    await f?.close();
+    await temporal.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}, FAULT_TEST_TIMEOUT_MS);
+
+/** Longer than the minute after which the SDK used to fail a worker whose polls fail (sdk-typescript#290, sdk-python#631). */
+const LONG_OUTAGE_MS = 70_000;
+
+it('Temporal down for over a minute: the worker process stays up (its SDK worker keeps polling, or is recreated) and delivers when Temporal is back', async () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'shiphook-fault-temporal-long-'));
+  const port = await freePort();
+  const dbFile = path.join(dir, 'temporal.db');
+  const start = () => startDevTemporal({ cliPath: process.env.TEMPORAL_CLI_PATH, port, dbFile, ui: false });
+  let temporal: DevTemporal = await start();
+  let f: Awaited<ReturnType<typeof faultSystem>> | undefined;
+  try {
+    f = await faultSystem({ temporalAddress: temporal.address, receivers: 1 });
+    const [receiver] = f.receivers;
+    await temporal.stop();
+    const stopped = Date.now();
+    const event = await publish(f.iso.api, f.account.user.id, 'test'); // waits in the outbox
+    await until(() => Date.now() - stopped >= LONG_OUTAGE_MS, LONG_OUTAGE_MS + 5000, 'the end of the outage');
+    expect(f.worker.alive).toBe(true);
+    temporal = await start();
+    const restarted = Date.now();
+    await receiver!.waitFor(1, 120_000);
+    expect(receiver!.deliveries.map((d) => d.json.id)).toEqual([event.id]);
+    expectAlive(f.api, f.worker);
+    report('temporal down 70 s', {
+      deliveredAfterRestartMs: receiver!.deliveries[0]!.at - restarted,
+      sdkWorkerRecreated: f.worker.logs.some((l) => l.includes('Temporal worker failed; creating it again')),
+    });
   } finally {
     await f?.close();
     await temporal.stop();
