@@ -1,5 +1,5 @@
 import { expect, it } from 'vitest';
-import { BURST, endpoint, everythingDelivered, expectAlive, FAULT_TEST_TIMEOUT_MS, faultSystem, killHard, report, startBurst, until } from './harness';
+import { BURST, endpoint, everythingDelivered, expectAlive, FAULT_TEST_TIMEOUT_MS, faultSystem, RECOVERY_TIMEOUT_MS, killHard, report, startBurst, until } from './harness';
 
 it('kill -9 of the api while it publishes, then a new api: every committed event is delivered to every URL and completes', async () => {
   const f = await faultSystem();
@@ -14,7 +14,7 @@ it('kill -9 of the api while it publishes, then a new api: every committed event
     const restarted = Date.now();
     api = await f.iso.apiProcess({ port: f.api.port }); // same URL: the publisher's retries reach it
     await burst.done;
-    const observed = await everythingDelivered(f.iso.api.db, f.account.user.id, endpoints, 180_000);
+    const observed = await everythingDelivered(f.iso.api.db, f.account.user.id, endpoints, RECOVERY_TIMEOUT_MS);
     expect(burst.acknowledged.length).toBe(BURST);
     expect(observed.events).toBeGreaterThanOrEqual(BURST); // plus any committed whose answer the kill lost
     expect(publishedAtKill).toBeLessThan(BURST);

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { expect, it } from 'vitest';
 import { freePort } from '../../src/launcher/free-port';
 import { type EmbeddedDatabase, startEmbeddedPostgres } from '../../src/launcher/postgres';
-import { authenticatedRead, BURST, endpoint, everythingDelivered, expectAlive, FAULT_TEST_TIMEOUT_MS, faultSystem, report, startBurst, until } from './harness';
+import { authenticatedRead, BURST, endpoint, everythingDelivered, expectAlive, FAULT_TEST_TIMEOUT_MS, faultSystem, RECOVERY_TIMEOUT_MS, report, startBurst, until } from './harness';
 
 /** The outage lasts at least this long (the issue's floor). */
 const OUTAGE_MS = 5000;
@@ -28,7 +28,7 @@ it('PostgreSQL stopped (fast shutdown) mid-burst for ≥ 5 s, then started on th
     postgres = await startEmbeddedPostgres(dir, { port, persistent: true });
     const restarted = Date.now();
     await burst.done;
-    const observed = await everythingDelivered(f.iso.api.db, f.account.user.id, endpoints, 180_000);
+    const observed = await everythingDelivered(f.iso.api.db, f.account.user.id, endpoints, RECOVERY_TIMEOUT_MS);
     expect(observed.events).toBeGreaterThanOrEqual(BURST);
     expect(publishedAtStop).toBeLessThan(BURST);
     expect(Object.keys(burst.answers).sort()).toEqual(['201', '503']);

@@ -6,7 +6,7 @@ import { freePort } from '../../src/launcher/free-port';
 import { publish } from '../support/events';
 import { call } from '../support/http';
 import { type DevTemporal, startDevTemporal } from '../../src/launcher/temporal';
-import { BURST, endpoint, everythingDelivered, expectAlive, FAULT_TEST_TIMEOUT_MS, faultSystem, received, report, startBurst, until } from './harness';
+import { BURST, endpoint, everythingDelivered, expectAlive, FAULT_TEST_TIMEOUT_MS, faultSystem, RECOVERY_TIMEOUT_MS, received, report, startBurst, until } from './harness';
 
 it('the Temporal dev server killed mid-burst and started again on the same data file: nothing else dies, everything is delivered', async () => {
   // A dev server of this test's own: the suite's shared one is never stopped.
@@ -34,7 +34,7 @@ it('the Temporal dev server killed mid-burst and started again on the same data 
     const restarted = Date.now();
     const timer = process.env.FAULT_DEBUG ? setInterval(() => process.stdout.write(`t+${Date.now() - restarted} received ${received(endpoints)} published ${burst.acknowledged.length}\n`), 5000) : undefined;
     await burst.done;
-    const observed = await everythingDelivered(f.iso.api.db, f.account.user.id, endpoints, 180_000).finally(() => {
+    const observed = await everythingDelivered(f.iso.api.db, f.account.user.id, endpoints, RECOVERY_TIMEOUT_MS).finally(() => {
       clearInterval(timer);
       if (process.env.FAULT_DEBUG) process.stdout.write(f!.worker.logs.join('\n') + '\n');
     });

@@ -1,5 +1,5 @@
 import { expect, it } from 'vitest';
-import { BURST, endpoint, everythingDelivered, expectAlive, FAULT_TEST_TIMEOUT_MS, faultSystem, killHard, received, report, startBurst, until } from './harness';
+import { BURST, endpoint, everythingDelivered, expectAlive, FAULT_TEST_TIMEOUT_MS, faultSystem, RECOVERY_TIMEOUT_MS, killHard, received, report, startBurst, until } from './harness';
 
 it('kill -9 of the worker mid-burst, then a new worker: every (event, URL) pair arrives, every event completes', async () => {
   const f = await faultSystem();
@@ -14,7 +14,7 @@ it('kill -9 of the worker mid-burst, then a new worker: every (event, URL) pair 
     const restarted = Date.now();
     const worker = await f.startWorker();
     await burst.done;
-    const observed = await everythingDelivered(f.iso.api.db, f.account.user.id, endpoints, 180_000);
+    const observed = await everythingDelivered(f.iso.api.db, f.account.user.id, endpoints, RECOVERY_TIMEOUT_MS);
     expect(observed.events).toBeGreaterThanOrEqual(BURST);
     expect(publishedAtKill).toBeLessThan(BURST);
     expectAlive(f.api, worker);
