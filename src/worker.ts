@@ -24,7 +24,9 @@ async function retrying<T>(what: string, fn: () => Promise<T>): Promise<T> {
       if (stopping) throw err;
       const delay = RESTART_DELAYS_MS[Math.min(attempt, RESTART_DELAYS_MS.length - 1)]!;
       log.warn(`${what} failed; trying again`, { in_ms: delay, error: String((err as Error)?.message ?? err).slice(0, 200) });
-      await new Promise((r) => setTimeout(r, delay));
+      // In slices, so a SIGINT/SIGTERM meanwhile ends the wait promptly.
+      for (const until = Date.now() + delay; Date.now() < until && !stopping; ) await new Promise((r) => setTimeout(r, 250));
+      if (stopping) throw err;
     }
   }
 }
