@@ -36,14 +36,18 @@ export async function publish(origin: string, userId: string) {
   return res.body.id as string;
 }
 
-/** Operator replay of every event of a user in a status (in calls of at most 1,000); returns how many. */
+/**
+ * Operator replay of every event of a user in a status; returns how many matched.
+ * Each call answers at once (202, the workers start the events) and marks at most
+ * 10,000: the matched leave the status, so the next call takes the rest.
+ */
 export async function replayAll(origin: string, userId: string, status: string): Promise<number> {
   let total = 0;
   for (;;) {
     const res = await api(origin, 'POST', '/admin/v1/events/replay', { admin: true, body: { user_id: userId, status } });
-    if (res.status !== 200) throw new Error(`replay: ${res.status} ${JSON.stringify(res.body)}`);
-    total += res.body.replayed;
-    if (res.body.replayed === 0) return total;
+    if (res.status !== 202) throw new Error(`replay: ${res.status} ${JSON.stringify(res.body)}`);
+    total += res.body.matched;
+    if (!res.body.capped) return total;
   }
 }
 

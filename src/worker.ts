@@ -4,10 +4,32 @@ import { createActivities } from '../activities';
 import { type Config, retryTaskQueue } from './config';
 import type { Db } from './db/database';
 import { startDispatcher } from './delivery/dispatcher';
+import { log } from './log';
 import { workflowBundle } from './temporal/workflow-bundle';
 
 /** The dispatcher's pass without a notification (a safety net; notifications drive it). */
 const DISPATCH_INTERVAL_MS = 2000;
+/** Backoff between attempts to (re)connect to Temporal or recreate a failed SDK Worker. */
+const RESTART_DELAYS_MS = [1000, 2000, 5000, 10_000, 30_000];
+
+let stopping = false;
+for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => { stopping = true; });
+
+/** Calls `fn` until it succeeds, waiting longer after each failure (Temporal unreachable). */
+async function retrying<T>(what: string, fn: () => Promise<T>): Promise<T> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await fn();
+    } catch (err) {
+      if (stopping) throw err;
+      const delay = RESTART_DELAYS_MS[Math.min(attempt, RESTART_DELAYS_MS.length - 1)]!;
+      log.warn(`${what} failed; trying again`, { in_ms: delay, error: String((err as Error)?.message ?? err).slice(0, 200) });
+      // In slices, so a SIGINT/SIGTERM meanwhile ends the wait promptly.
+      for (const until = Date.now() + delay; Date.now() < until && !stopping; ) await new Promise((r) => setTimeout(r, 250));
+      if (stopping) throw err;
+    }
+  }
+}
 
 /**
  * A worker process, by role (config.worker.role):
@@ -22,17 +44,21 @@ const DISPATCH_INTERVAL_MS = 2000;
 export async function createWorker(config: Config, db: Db) {
   if (!config.temporalAddress || !config.databaseUrl) throw new Error('TEMPORAL_ADDRESS and DATABASE_URL must be set');
   const { role } = config.worker;
-  const connection = await NativeConnection.connect({ address: config.temporalAddress });
+  const address = config.temporalAddress;
+  const connection = await retrying('connecting to Temporal', () => NativeConnection.connect({ address }));
   const client = new Client({ connection, namespace: config.temporalNamespace });
   const activities = createActivities({ config, db, temporal: async () => client });
-  const workers: Worker[] = [];
+  const bundle = role !== 'retries' ? await workflowBundle(config.worker.workflowBundle) : undefined;
+  // How to (re)create each SDK Worker: one fails for good after about a minute of
+  // failed polls (a long Temporal outage), and this process then creates it again.
+  const factories: (() => Promise<Worker>)[] = [];
   if (role !== 'retries') {
-    workers.push(
-      await Worker.create({
+    factories.push(() =>
+      Worker.create({
         connection,
         namespace: config.temporalNamespace,
         taskQueue: config.taskQueue,
-        workflowBundle: await workflowBundle(config.worker.workflowBundle),
+        workflowBundle: bundle,
         activities,
         // An eager start is only taken while a workflow task slot is free.
         maxConcurrentWorkflowTaskExecutions: config.worker.workflowTaskSlots,
@@ -41,8 +67,8 @@ export async function createWorker(config: Config, db: Db) {
     );
   }
   if (role !== 'deliveries') {
-    workers.push(
-      await Worker.create({
+    factories.push(() =>
+      Worker.create({
         connection,
         namespace: config.temporalNamespace,
         taskQueue: retryTaskQueue(config),
@@ -50,17 +76,24 @@ export async function createWorker(config: Config, db: Db) {
       }),
     );
   }
+  const workers = await Promise.all(factories.map((f) => retrying('creating the Temporal worker', f)));
+  /** Runs a Worker until shutdown (SIGINT/SIGTERM); one that fails is replaced, never the process. */
+  const keepRunning = async (first: Worker, create: () => Promise<Worker>) => {
+    for (let worker = first; ; ) {
+      try {
+        return await worker.run();
+      } catch (err) {
+        if (stopping) return;
+        log.error('Temporal worker failed; creating it again', { error: String((err as Error)?.message ?? err).slice(0, 300) });
+        worker = await retrying('creating the Temporal worker', create);
+      }
+    }
+  };
   return {
     async run() {
       const dispatcher = role === 'retries' ? undefined : startDispatcher({ db, databaseUrl: config.databaseUrl!, client, config, intervalMs: DISPATCH_INTERVAL_MS });
-      const runs = workers.map((w) => w.run());
       try {
-        await Promise.all(runs);
-      } catch (err) {
-        // One failed for good: stop the other too, then report.
-        for (const w of workers) if (w.getState() === 'RUNNING') w.shutdown();
-        await Promise.allSettled(runs);
-        throw err;
+        await Promise.all(workers.map((w, i) => keepRunning(w, factories[i]!)));
       } finally {
         await dispatcher?.stop();
         await connection.close();

@@ -81,7 +81,8 @@ export async function deliverEvent(input: DeliverEventInput): Promise<string | u
         // infrastructure errors, and there is no attempt limit because the activity
         // itself ends the run when the schedule's attempts are spent.
         retry: { initialInterval: '1s', maximumInterval: '30s', backoffCoefficient: 2 },
-        summary: `POST ${target.url}`,
+        // Short: a URL may be 2,048 characters, and the UI shows this on one line.
+        summary: `POST ${target.url.length > 120 ? target.url.slice(0, 119) + '…' : target.url}`,
       });
       if (waitMs > 0) await sleep(waitMs);
       seen(await retryDelivery({ eventId, target, retryDelaysMs }));

@@ -1,6 +1,6 @@
 import express, { type ErrorRequestHandler, type Express, type RequestHandler, Router } from 'express';
 import type { Config } from '../config';
-import type { Db } from '../db/database';
+import { type Db, isDatabaseUnavailable } from '../db/database';
 import { ApiError } from '../errors/api-error';
 import { debugEnabled, log } from '../log';
 import { requireAdmin } from './admin-auth';
@@ -102,6 +102,10 @@ const errorBody: ErrorRequestHandler = (err, req, res, _next) => {
   else if (err?.type === 'entity.too.large') error = new ApiError('BAD_REQUEST', 'The request body is too large (limit 1 MB).');
   else if (typeof err?.status === 'number' && err.status >= 400 && err.status < 500) {
     error = new ApiError('BAD_REQUEST', 'The request could not be read.');
+  } else if (isDatabaseUnavailable(err)) {
+    // PostgreSQL restarting or unreachable: a bounded wait (database.ts), then "retry", never a 500.
+    log.warn('database unavailable', { method: req.method, path: req.path, error: String(err?.message ?? err).slice(0, 200) });
+    error = new ApiError('SERVICE_UNAVAILABLE', 'The database is unavailable; retry shortly.');
   } else {
     log.error('unhandled error', { method: req.method, path: req.path, error: String(err?.message ?? err).slice(0, 500) });
     error = new ApiError('INTERNAL_SERVER_ERROR', 'An internal error occurred; please retry.');

@@ -1,15 +1,22 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import type { Config } from '../config';
 import { createDb } from '../db/database';
-import { parseReplayFilter, replayMatching } from '../delivery/replay';
+import { parseReplayFilter, replayProgress, startReplay } from '../delivery/replay';
 import { ApiError } from '../errors/api-error';
-import { lazyTemporal } from '../temporal/client';
 import { requireServices } from './require-env';
 
-/** `shiphook events replay …`: the operator replay, from the shell; prints {replayed, event_ids}. */
+const PROGRESS_EVERY_MS = 2000;
+
+/**
+ * `shiphook events replay …`: the operator replay, from the shell. The workers'
+ * dispatchers carry it out; this waits until they started every matched event
+ * (progress on stderr) and prints the replay's final state, or with `--detach`
+ * prints its handle at once (follow it with GET /admin/v1/replays/:id).
+ */
 export async function runEvents(baseConfig: Config, args: string[]): Promise<void> {
   const [sub, ...rest] = args;
-  if (sub !== 'replay') throw new Error('usage: shiphook events replay [--status S] [--user-id U] [--webhook-id H] [--since T] [--until T]');
+  if (sub !== 'replay') throw new Error('usage: shiphook events replay [--status S] [--user-id U] [--webhook-id H] [--since T] [--until T] [--dispatch-failed] [--detach]');
   const { values } = parseArgs({
     args: rest,
     options: {
@@ -18,18 +25,28 @@ export async function runEvents(baseConfig: Config, args: string[]): Promise<voi
       'webhook-id': { type: 'string' },
       since: { type: 'string' },
       until: { type: 'string' },
+      'dispatch-failed': { type: 'boolean' },
+      detach: { type: 'boolean' },
     },
   });
   const config = requireServices(baseConfig, { devFallback: true });
   const db = createDb(config.databaseUrl, 2);
-  const temporal = lazyTemporal(config);
   try {
-    const filter = parseReplayFilter({ status: values.status, user_id: values['user-id'], webhook_id: values['webhook-id'], since: values.since, until: values.until });
-    process.stdout.write(JSON.stringify(await replayMatching({ config, db, temporal }, filter), null, 2) + '\n');
+    const filter = parseReplayFilter({
+      status: values.status, user_id: values['user-id'], webhook_id: values['webhook-id'], since: values.since, until: values.until,
+      dispatch_failed: values['dispatch-failed'] || undefined,
+    });
+    let progress = await startReplay(db, filter);
+    while (!values.detach && progress.status === 'running') {
+      process.stderr.write(`replay ${progress.id}: ${progress.started}/${progress.matched} started\n`);
+      await sleep(PROGRESS_EVERY_MS);
+      progress = (await replayProgress(db, progress.id)) ?? progress;
+    }
+    process.stdout.write(JSON.stringify(progress, null, 2) + '\n');
   } catch (err) {
     if (err instanceof ApiError) throw new Error(`${err.code}: ${err.message} ${JSON.stringify(err.errors)}`);
     throw err;
   } finally {
-    await Promise.all([db.destroy(), temporal.close()]);
+    await db.destroy();
   }
 }

@@ -1,8 +1,9 @@
 import { Kysely, PostgresDialect, type RawBuilder, sql, type Transaction } from 'kysely';
 import pg from 'pg';
+import { log } from '../log';
 import { preparedStatementPool } from './prepared-statements';
 import type { ApiKeysTable } from './tables/api-keys';
-import type { EventDeliveriesTable, EventsTable } from './tables/events';
+import type { EventDeliveriesTable, EventsTable, ReplaysTable } from './tables/events';
 import type { PayloadsTable } from './tables/payloads';
 import type { PortalSessionsTable } from './tables/portal-sessions';
 import type { EndShippersTable, ShipmentsTable, TrackersTable } from './tables/shipping';
@@ -16,6 +17,7 @@ export interface Database {
   webhooks: WebhooksTable;
   events: EventsTable;
   event_deliveries: EventDeliveriesTable;
+  replays: ReplaysTable;
   payloads: PayloadsTable;
   end_shippers: EndShippersTable;
   shipments: ShipmentsTable;
@@ -38,7 +40,40 @@ export function anyOf(ids: readonly string[]): RawBuilder<string> {
 // numeric stays a string (money is exact); int8 counts become numbers.
 pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number(v));
 
+/** How long a query waits for a connection (PostgreSQL down or every connection busy). */
+const CONNECT_TIMEOUT_MS = 5000;
+/** A statement running longer is cancelled by the server; the client gives up a little later. */
+const STATEMENT_TIMEOUT_MS = 15_000;
+
 export function createDb(databaseUrl: string, maxConnections = 10): Db {
-  const pool = new pg.Pool({ connectionString: databaseUrl, max: maxConnections });
+  const pool = new pg.Pool({
+    connectionString: databaseUrl,
+    max: maxConnections,
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    statement_timeout: STATEMENT_TIMEOUT_MS,
+    // Covers what statement_timeout cannot: a server that stopped answering at all.
+    query_timeout: STATEMENT_TIMEOUT_MS + 2000,
+  });
+  // An idle connection the server closed (restart, admin shutdown) is reported here and
+  // dropped by the pool; without a listener Node would end the process on it.
+  pool.on('error', (err) => log.warn('database connection lost; the pool opens a new one when needed', { error: String(err.message).slice(0, 200) }));
   return new Kysely<Database>({ dialect: new PostgresDialect({ pool: preparedStatementPool(pool) }) });
+}
+
+const UNAVAILABLE_NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH']);
+
+/**
+ * Whether an error means "the database cannot be reached right now" rather than a
+ * bug: refused or dropped connections, the pool's connect timeout, and the
+ * SQLSTATEs of a server shutting down or starting (class 08 connection exceptions,
+ * 57P01–57P03 admin/crash shutdown and "cannot connect now", 57014 query cancelled
+ * by our timeouts).
+ */
+export function isDatabaseUnavailable(err: unknown): boolean {
+  const e = err as { code?: unknown; message?: unknown } | undefined;
+  const code = typeof e?.code === 'string' ? e.code : '';
+  if (UNAVAILABLE_NETWORK_CODES.has(code)) return true;
+  if (code.startsWith('08') || code === '57P01' || code === '57P02' || code === '57P03' || code === '57014') return true;
+  const message = typeof e?.message === 'string' ? e.message : '';
+  return /timeout exceeded when trying to connect|Connection terminated|Query read timeout|Client has encountered a connection error/i.test(message);
 }

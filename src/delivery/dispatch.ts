@@ -9,8 +9,15 @@ import { deliveryWorkflowId } from '../temporal/task-queue';
 import type { DeliverEventInput, DeliveryTarget } from '../../workflows/deliver-event';
 
 const START_TIMEOUT_MS = 5000;
+/**
+ * Temporal refuses a search-attribute value over 2 KB (`limit.searchAttributesSizeOfValue`):
+ * the URL list stays well under it, each URL cut short, as many as fit. Every URL
+ * is still in the workflow's input; this list is only for finding workflows by URL.
+ */
+const URLS_ATTR_MAX_BYTES = 1500;
+const URLS_ATTR_MAX_URL_CHARS = 200;
 
-type EventToStart = Pick<EventRow, 'id' | 'user_id' | 'mode' | 'description' | 'status'>;
+type EventToStart = Pick<EventRow, 'id' | 'user_id' | 'mode' | 'description' | 'status' | 'replay_id'>;
 
 /**
  * Starts the delivery workflow of a committed event (workflow id = event id).
@@ -34,9 +41,10 @@ export async function startDelivery(client: Client, config: Config, event: Event
     workflowId: deliveryWorkflowId(event.id),
     args: [input],
     workflowIdReusePolicy: 'ALLOW_DUPLICATE',
-    workflowIdConflictPolicy: opts.replay ? 'TERMINATE_EXISTING' : 'USE_EXISTING',
+    // A replay (one event's, or a broad one the dispatcher carries out) replaces a run still going.
+    workflowIdConflictPolicy: opts.replay || event.replay_id ? 'TERMINATE_EXISTING' : 'USE_EXISTING',
     requestEagerStart: opts.eager ?? false,
-    staticSummary: `${event.description} for ${event.user_id} (${event.mode})${opts.replay ? ' — replay' : ''}`,
+    staticSummary: `${event.description} for ${event.user_id} (${event.mode})${opts.replay || event.replay_id ? ' — replay' : ''}`,
     typedSearchAttributes: [
       { key: EventIdAttr, value: event.id },
       { key: EventTypeAttr, value: event.description },
@@ -44,11 +52,39 @@ export async function startDelivery(client: Client, config: Config, event: Event
       { key: ModeAttr, value: event.mode },
       { key: EventStatusAttr, value: event.status },
       // Set here rather than upserted by the workflow: one visibility write less per event.
-      { key: WebhookUrlsAttr, value: targets.map((t) => t.url) },
+      { key: WebhookUrlsAttr, value: urlsAttribute(targets) },
     ],
   });
   const handle = await withTimeout(start, START_TIMEOUT_MS);
   return { eager: handle.eagerlyStarted };
+}
+
+/** Distinct masked URLs, each at most URLS_ATTR_MAX_URL_CHARS, as many as fit in URLS_ATTR_MAX_BYTES of JSON. */
+export function urlsAttribute(targets: DeliveryTarget[]): string[] {
+  const urls: string[] = [];
+  let bytes = 2; // []
+  for (const url of new Set(targets.map((t) => t.url.slice(0, URLS_ATTR_MAX_URL_CHARS)))) {
+    const size = Buffer.byteLength(JSON.stringify(url)) + 1;
+    if (bytes + size > URLS_ATTR_MAX_BYTES) break;
+    urls.push(url);
+    bytes += size;
+  }
+  return urls;
+}
+
+/**
+ * gRPC codes with which Temporal refuses a start for a reason that retrying the same
+ * start cannot fix: INVALID_ARGUMENT (3: a size limit, a malformed value),
+ * FAILED_PRECONDITION (9), OUT_OF_RANGE (11). Anything else (unreachable, deadline,
+ * overloaded, unauthenticated) is transient: the event is tried again.
+ */
+const PERMANENT_GRPC_CODES = new Set([3, 9, 11]);
+
+export function isPermanentStartFailure(err: unknown): boolean {
+  for (let e = err as { code?: unknown; cause?: unknown } | undefined, depth = 0; e && depth < 5; e = e.cause as typeof e, depth++) {
+    if (typeof e.code === 'number' && PERMANENT_GRPC_CODES.has(e.code)) return true;
+  }
+  return false;
 }
 
 /** The deliveries still pending of some events, as workflow targets (URLs masked), by event id. */
@@ -85,26 +121,43 @@ export async function claimUndispatched(db: Executor, limit: number, leaseMs: nu
         .selectFrom('events')
         .select('id')
         .where('dispatched_at', 'is', null)
+        .where('dispatch_failed_at', 'is', null)
         .where((w) => w.or([w('dispatch_lease_until', 'is', null), w('dispatch_lease_until', '<', sql<Date>`now()`)]))
         .orderBy('created_at')
         .limit(limit)
         .forUpdate()
         .skipLocked(),
     )
-    .returning(['id', 'user_id', 'mode', 'description', 'status'])
+    .returning(['id', 'user_id', 'mode', 'description', 'status', 'replay_id'])
     .execute();
 }
 
-/** The workflows of these events were started. */
+/** The workflows of these events were started (a broad replay's mark is done with too: replays.ts counts what still has it). */
 export async function markDispatched(db: Executor, eventIds: string[]): Promise<void> {
   if (eventIds.length === 0) return;
-  await db.updateTable('events').set({ dispatched_at: new Date(), dispatch_lease_until: null }).where('id', '=', anyOf(eventIds)).where('dispatched_at', 'is', null).execute();
+  await db.updateTable('events').set({ dispatched_at: new Date(), dispatch_lease_until: null, replay_id: null }).where('id', '=', anyOf(eventIds)).where('dispatched_at', 'is', null).execute();
 }
 
 /** Their starts failed: the next pass may claim them again at once. */
 export async function releaseClaims(db: Executor, eventIds: string[]): Promise<void> {
   if (eventIds.length === 0) return;
   await db.updateTable('events').set({ dispatch_lease_until: null }).where('id', '=', anyOf(eventIds)).where('dispatched_at', 'is', null).execute();
+}
+
+/**
+ * Temporal refused their starts for good: marked as a dispatch incident (no longer
+ * claimed; an operator finds them with the replay filter `dispatch_failed` and a
+ * replay clears the mark).
+ */
+export async function markDispatchFailed(db: Executor, failures: { id: string; error: string }[]): Promise<void> {
+  for (const f of failures) {
+    await db
+      .updateTable('events')
+      .set({ dispatch_failed_at: new Date(), dispatch_error: f.error.slice(0, 1000), dispatch_lease_until: null, replay_id: null })
+      .where('id', '=', f.id)
+      .where('dispatched_at', 'is', null)
+      .execute();
+  }
 }
 
 function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {

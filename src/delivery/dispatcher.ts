@@ -4,12 +4,25 @@ import type { Db } from '../db/database';
 import { listen } from '../db/listen';
 import { OUTBOX_CHANNEL } from '../domain/events';
 import { log } from '../log';
-import { claimUndispatched, markDispatched, pendingTargets, releaseClaims, startDelivery } from './dispatch';
+import { claimUndispatched, isPermanentStartFailure, markDispatched, markDispatchFailed, pendingTargets, releaseClaims, startDelivery } from './dispatch';
 
-/** Events claimed per pass. */
+/** Events claimed per pass at most, and at least while Temporal struggles (see `batchSize`). */
 const BATCH_SIZE = 100;
-/** Longer than a batch of starts can take (each is bounded by 5 s): then another dispatcher may claim them. */
-const LEASE_MS = 30_000;
+const MIN_BATCH_SIZE = 5;
+/**
+ * Longer than a batch of starts can take (they run at once, each bounded by 5 s):
+ * then another dispatcher may claim them. Also how long the events a killed worker
+ * had claimed wait (a second start of one is harmless: dispatch.ts).
+ */
+export const LEASE_MS = 15_000;
+
+/** What the dispatchers of this process did, for metrics (read, never reset). */
+export const dispatchCounters = {
+  /** Starts Temporal refused for good: each event marked as a dispatch incident. */
+  incidents: 0,
+  /** Starts that failed for a passing reason (Temporal unreachable) and are tried again. */
+  transientFailures: 0,
+};
 
 export interface DispatcherOptions {
   db: Db;
@@ -36,23 +49,45 @@ export function startDispatcher(opts: DispatcherOptions): { stop(): Promise<void
   let wanted = false;
   let draining: Promise<void> | undefined;
   let stopped = false;
+  // Starts run at once; after a failed one (Temporal just restarted and slow to answer,
+  // or down) fewer are sent together, so they are not all timed out together: halved
+  // per failing pass, doubled per clean one.
+  let batchSize = BATCH_SIZE;
 
   /** Claim a batch (a lease, no lock held), start each workflow, mark the started ones dispatched. */
   async function dispatchBatch(): Promise<{ claimed: number; failed: number }> {
-    const events = await claimUndispatched(db, BATCH_SIZE, LEASE_MS);
+    const events = await claimUndispatched(db, batchSize, LEASE_MS);
     if (events.length === 0) return { claimed: 0, failed: 0 };
     const targets = await pendingTargets(db, events.map((e) => e.id));
     const starts = await Promise.allSettled(events.map((e) => startDelivery(client, config, e, targets.get(e.id) ?? [], { eager: true })));
     const started = events.filter((_, i) => starts[i]!.status === 'fulfilled').map((e) => e.id);
-    const failed = events.filter((_, i) => starts[i]!.status === 'rejected').map((e) => e.id);
+    const refused: { id: string; error: string }[] = [];
+    const failed: string[] = [];
+    let transientError: unknown;
+    events.forEach((e, i) => {
+      const s = starts[i]!;
+      if (s.status === 'fulfilled') return;
+      if (isPermanentStartFailure(s.reason)) refused.push({ id: e.id, error: errorText(s.reason) });
+      else {
+        failed.push(e.id);
+        transientError ??= s.reason;
+      }
+    });
     await markDispatched(db, started);
     await releaseClaims(db, failed);
+    await markDispatchFailed(db, refused);
     const eager = starts.filter((s) => s.status === 'fulfilled' && s.value.eager).length;
-    log.debug('dispatched', { started: started.length, eager, failed: failed.length });
-    if (failed.length) {
-      const reason = (starts.find((s) => s.status === 'rejected') as PromiseRejectedResult).reason as Error;
-      log.warn('delivery starts failed; the next pass retries them', { count: failed.length, error: String(reason?.message ?? reason).slice(0, 200) });
+    log.debug('dispatched', { started: started.length, eager, failed: failed.length, refused: refused.length });
+    dispatchCounters.transientFailures += failed.length;
+    dispatchCounters.incidents += refused.length;
+    for (const r of refused) {
+      // Once per event: it is not claimed again until an operator replays it.
+      log.error('Temporal refused to start the delivery workflow; the event is marked as a dispatch incident (replay it once the cause is fixed)', { event_id: r.id, error: r.error.slice(0, 300) });
     }
+    if (failed.length) {
+      log.warn('delivery starts failed; the next pass retries them', { count: failed.length, error: errorText(transientError).slice(0, 200) });
+    }
+    batchSize = failed.length ? Math.max(MIN_BATCH_SIZE, Math.floor(batchSize / 2)) : Math.min(BATCH_SIZE, batchSize * 2);
     return { claimed: events.length, failed: failed.length };
   }
 
@@ -64,8 +99,9 @@ export function startDispatcher(opts: DispatcherOptions): { stop(): Promise<void
         while (wanted && !stopped) {
           wanted = false;
           for (;;) {
+            const asked = batchSize;
             const { claimed, failed } = await dispatchBatch();
-            if (claimed < BATCH_SIZE || failed > 0 || stopped) break; // failures wait for the next pass
+            if (claimed < asked || failed > 0 || stopped) break; // failures wait for the next pass
           }
         }
       } catch (err) {
@@ -89,4 +125,13 @@ export function startDispatcher(opts: DispatcherOptions): { stop(): Promise<void
       await listener.close();
     },
   };
+}
+
+/** The message and its causes' ("Failed to start Workflow" alone does not say why). */
+function errorText(err: unknown): string {
+  const parts: string[] = [];
+  for (let e = err as { message?: unknown; cause?: unknown } | undefined, depth = 0; e && depth < 4; e = e.cause as typeof e, depth++) {
+    parts.push(String(e.message ?? e));
+  }
+  return parts.join(': ');
 }

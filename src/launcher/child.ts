@@ -18,7 +18,8 @@ export interface RestartPolicy {
   windowMs: number;
 }
 
-export type Output = 'inherit' | 'ignore' | number;
+/** Where a child's stdout or stderr goes: inherited, dropped, a file descriptor, or a pipe the caller reads (`process.stdout`). */
+export type Output = 'inherit' | 'ignore' | 'pipe' | number;
 
 export interface ShiphookChildOptions {
   command: 'api' | 'worker';
@@ -29,7 +30,7 @@ export interface ShiphookChildOptions {
   nodeArgs?: string[];
   /** CPU priority (the bench runs the retries worker at 10). */
   nice?: number;
-  /** Where its stdout and stderr go (default: both inherited): 'inherit', 'ignore' or a file descriptor. */
+  /** Where its stdout and stderr go (default: both inherited). */
   output?: [Output, Output];
   /** Start it again when it dies unexpectedly (dev); without it, a death is only reported. */
   restart?: RestartPolicy;

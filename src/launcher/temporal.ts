@@ -24,6 +24,8 @@ or point shiphook at a running Temporal server with TEMPORAL_ADDRESS.`;
 export interface DevTemporal {
   address: string;
   uiUrl?: string;
+  /** The server's process (absent when the SDK started it): fault tests kill it. */
+  pid?: number;
   stop(): Promise<void>;
 }
 
@@ -95,6 +97,7 @@ export async function startDevTemporal(opts: DevTemporalOptions): Promise<DevTem
   return {
     address: `127.0.0.1:${port}`,
     uiUrl: ui ? `http://127.0.0.1:${uiPort}` : undefined,
+    pid: child.pid,
     stop: () => stopProcess(child),
   };
 }

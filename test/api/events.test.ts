@@ -147,16 +147,25 @@ describe('replay', () => {
     const none = await call(sys, 'POST', '/admin/v1/events/replay', { headers: ADMIN, body: {} });
     expect(none.status).toBe(422);
     const res = await call(sys, 'POST', '/admin/v1/events/replay', { headers: ADMIN, body: { status: 'failed', user_id: a.user.id, webhook_id: hook.id, since: new Date(Date.now() - 60_000).toISOString() } });
-    expect(res.status).toBe(200);
-    expect(res.body).toEqual({ replayed: 1, event_ids: [e1.id] });
+    // Answered at once with a handle; the dispatchers start the events.
+    expect(res.status).toBe(202);
+    expect(res.body).toMatchObject({ object: 'Replay', matched: 1, capped: false });
+    expect(res.body.id).toMatch(/^replay_/);
     await eventStatus(sys, a.testKey, e1.id, 'completed');
+    const progress = await eventually(async () => {
+      const p = await call(sys, 'GET', `/admin/v1/replays/${res.body.id}`, { headers: ADMIN });
+      return p.body.status === 'done' ? p : undefined;
+    }, 10_000, 'the replay to be done');
+    expect(progress.body).toMatchObject({ id: res.body.id, matched: 1, started: 1, remaining: 0 });
+    expect((await call(sys, 'GET', '/admin/v1/replays/replay_00000000000000000000000000000000', { headers: ADMIN })).status).toBe(404);
     await receiver.close();
   });
 });
 
 describe('shiphook events replay', () => {
-  it('replays from the shell and prints {replayed, event_ids}', async () => {
-    const { execFileSync } = await import('node:child_process');
+  it('replays from the shell, waits until the dispatchers started everything, prints the replay', async () => {
+    const { execFile } = await import('node:child_process');
+    const { promisify } = await import('node:util');
     const path = await import('node:path');
     const a = await createAccount(sys);
     const receiver = await startReceiver((_d, _i, res) => res.writeHead(410).end());
@@ -165,11 +174,11 @@ describe('shiphook events replay', () => {
     await eventStatus(sys, a.testKey, event.id, 'failed');
     await call(sys, 'PATCH', `/webhooks/${hook.id}`, { key: a.testKey, body: {} });
     receiver.answer((_d, _i, res) => res.writeHead(200).end());
-    const out = execFileSync(process.execPath, [path.resolve('bin/shiphook.mjs'), 'events', 'replay', '--status', 'failed', '--user-id', a.user.id], {
+    const { stdout } = await promisify(execFile)(process.execPath, [path.resolve('bin/shiphook.mjs'), 'events', 'replay', '--status', 'failed', '--user-id', a.user.id], {
       env: { ...process.env, ...TEST_ENV, DATABASE_URL: sys.config.databaseUrl, TEMPORAL_ADDRESS: sys.config.temporalAddress },
       encoding: 'utf8',
     });
-    expect(JSON.parse(out)).toEqual({ replayed: 1, event_ids: [event.id] });
+    expect(JSON.parse(stdout)).toMatchObject({ object: 'Replay', status: 'done', matched: 1, started: 1, remaining: 0 });
     await eventStatus(sys, a.testKey, event.id, 'completed');
     await receiver.close();
   });

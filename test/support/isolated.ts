@@ -1,21 +1,34 @@
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { type ChildProcess, execFile } from 'node:child_process';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import pg from 'pg';
 import { inject } from 'vitest';
 import type { Config, WorkerRole } from '../../src/config';
+import { startShiphookChild } from '../../src/launcher/child';
+import { freePort } from '../../src/launcher/ports';
 import { shiphookProcessEnv } from '../../src/launcher/process-env';
-import { stopProcess as stopChild } from '../../src/launcher/child';
-import { startSystem, testConfig } from './system';
+import { startSystem, type TestSystem, testConfig } from './system';
 import { TEST_ENV } from './test-config';
 
 const CLI = path.resolve('bin/shiphook.mjs');
+const exec = promisify(execFile);
+
+/** Through the CLI, as operators migrate (and as the suite's global setup does); never blocking this process. */
+async function migrate(databaseUrl: string): Promise<void> {
+  await exec(process.execPath, [CLI, 'migrate'], { env: { ...process.env, DATABASE_URL: databaseUrl } });
+}
 
 /**
  * For tests that must own every process touching their data (a worker killed at
  * will, a dispatcher that must not be beaten to an event by the suite's worker):
- * a database of their own on the suite's PostgreSQL server, migrated.
+ * a database of their own on the suite's PostgreSQL server, migrated — or, with
+ * `databaseUrl`, that database (e.g. on a PostgreSQL server the test stops).
  */
-async function isolatedDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
+async function isolatedDatabase(databaseUrl?: string): Promise<{ url: string; drop(): Promise<void> }> {
+  if (databaseUrl) {
+    await migrate(databaseUrl);
+    return { url: databaseUrl, drop: async () => undefined };
+  }
   const shared = new URL(inject('databaseUrl'));
   const name = `shiphook_iso_${process.pid}_${Date.now()}_${Math.floor(Math.random() * 1e6)}`;
   const admin = new pg.Client({ connectionString: shared.toString() });
@@ -24,8 +37,7 @@ async function isolatedDatabase(): Promise<{ url: string; drop(): Promise<void> 
   await admin.end();
   const url = new URL(shared);
   url.pathname = `/${name}`;
-  // Through the CLI, as operators migrate (and as the suite's global setup does).
-  execFileSync(process.execPath, [CLI, 'migrate'], { env: { ...process.env, DATABASE_URL: url.toString() }, stdio: ['ignore', 'ignore', 'inherit'] });
+  await migrate(url.toString());
   return {
     url: url.toString(),
     async drop() {
@@ -37,47 +49,89 @@ async function isolatedDatabase(): Promise<{ url: string; drop(): Promise<void> 
   };
 }
 
-/** A `shiphook worker` process with the test timings; resolves once it polls. */
-async function startWorkerProcess(env: Record<string, string> & { DATABASE_URL: string; TEMPORAL_ADDRESS: string; SHIPHOOK_TASK_QUEUE: string }): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [CLI, 'worker'], {
-    env: { ...shiphookProcessEnv(), ...TEST_ENV, ...env },
-    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+/** A `shiphook api` or `shiphook worker` child process and what it wrote to stdout (its JSON log lines). */
+export interface ShiphookProcess {
+  child: ChildProcess;
+  logs: string[];
+  /** Still running (never exited, never killed by a signal). */
+  readonly alive: boolean;
+  stop(): Promise<void>;
+}
+
+const MAX_LOG_LINES = 5000;
+
+/** Starts `shiphook <command>` (the launcher's way) with the test timings; resolves once it is ready. */
+async function startShiphookProcess(command: 'api' | 'worker', env: Record<string, string>): Promise<ShiphookProcess> {
+  const started = startShiphookChild({ command, env: { ...shiphookProcessEnv(), ...TEST_ENV, ...env }, output: ['pipe', 'inherit'] });
+  const child = started.process;
+  const logs: string[] = [];
+  let partial = '';
+  child.stdout!.on('data', (chunk: Buffer) => {
+    const lines = (partial + chunk.toString('utf8')).split('\n');
+    partial = lines.pop() ?? '';
+    logs.push(...lines);
+    if (logs.length > MAX_LOG_LINES) logs.splice(0, logs.length - MAX_LOG_LINES);
   });
-  await new Promise<void>((resolve, reject) => {
-    child.on('message', (m: { ready?: boolean }) => m?.ready && resolve());
-    child.once('exit', (code) => reject(new Error(`worker exited (${code}) before it was ready`)));
-  });
-  return child;
+  await started.ready;
+  return {
+    child,
+    logs,
+    get alive() {
+      return child.exitCode === null && child.signalCode === null;
+    },
+    stop: () => started.stop(),
+  };
 }
 
 export type IsolatedSystem = Awaited<ReturnType<typeof isolatedSystem>>;
 
-/** An API, a database and a task queue of its own: only workers this test starts touch its events. */
-export async function isolatedSystem(overrides: Partial<Config> = {}) {
-  const database = await isolatedDatabase();
+/**
+ * An API, a database and a task queue of its own: only workers this test starts
+ * touch its events. `api` is served in this process (for setup and reads); `apiProcess()`
+ * starts a real `shiphook api` child on the same database.
+ */
+export async function isolatedSystem({ env, ...config }: Partial<Config> & { env?: Record<string, string> } = {}) {
+  const overrides = { ...config, env };
+  const database = await isolatedDatabase(config.databaseUrl);
   const taskQueue = `isolated-${process.pid}-${Date.now()}`;
-  const api = await startSystem({ databaseUrl: database.url, taskQueue, ...overrides }).catch(async (err) => {
+  const temporalAddress = config.temporalAddress ?? testConfig().temporalAddress!;
+  const api = await startSystem({ ...config, databaseUrl: database.url, taskQueue, temporalAddress }).catch(async (err) => {
     await database.drop();
     throw err;
   });
-  const workers: ChildProcess[] = [];
+  const processes: ShiphookProcess[] = [];
+  const baseEnv = () => ({ DATABASE_URL: database.url, TEMPORAL_ADDRESS: temporalAddress, SHIPHOOK_TASK_QUEUE: taskQueue, ...overrides.env });
   return {
     api,
-    async worker(opts: { temporalAddress?: string; role?: WorkerRole; env?: Record<string, string> } = {}) {
-      const w = await startWorkerProcess({
-        DATABASE_URL: database.url,
+    databaseUrl: database.url,
+    taskQueue,
+    /** A `shiphook worker` process on this system; resolves once it polls. */
+    async workerProcess(opts: { temporalAddress?: string; role?: WorkerRole; env?: Record<string, string> } = {}) {
+      const w = await startShiphookProcess('worker', {
+        ...baseEnv(),
+        // The suite's Temporal unless told: a worker on an API's unreachable one would never start anything.
         TEMPORAL_ADDRESS: opts.temporalAddress ?? testConfig().temporalAddress!,
-        SHIPHOOK_TASK_QUEUE: taskQueue,
         SHIPHOOK_WORKER_ROLE: opts.role ?? 'all',
         ...opts.env,
       });
-      workers.push(w);
+      processes.push(w);
       return w;
+    },
+    async worker(opts: { temporalAddress?: string; role?: WorkerRole; env?: Record<string, string> } = {}) {
+      return (await this.workerProcess(opts)).child;
+    },
+    /** A `shiphook api` process on this system (on `port`, e.g. the one of an api it replaces), and a handle for `call()`. */
+    async apiProcess(opts: { port?: number; env?: Record<string, string> } = {}): Promise<ShiphookProcess & { sys: TestSystem; port: number }> {
+      const port = opts.port ?? (await freePort());
+      const p = await startShiphookProcess('api', { ...baseEnv(), PORT: String(port), HOST: '127.0.0.1', SHIPHOOK_API_PROCESSES: '1', ...opts.env });
+      processes.push(p);
+      const origin = `http://127.0.0.1:${port}`;
+      return Object.assign(p, { port, sys: { ...api, origin, baseUrl: `${origin}/v2` } });
     },
     dispatchedAt: async (eventId: string) =>
       (await api.db.selectFrom('events').select('dispatched_at').where('id', '=', eventId).executeTakeFirstOrThrow()).dispatched_at,
     async close() {
-      await Promise.all(workers.map((w) => stopChild(w)));
+      await Promise.all(processes.map((p) => p.stop()));
       await api.close();
       await database.drop();
     },

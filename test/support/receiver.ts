@@ -5,6 +5,8 @@ import type { AddressInfo } from 'node:net';
 
 /** A customer's webhook endpoint: a real HTTP server in the test process. */
 export interface Delivery {
+  /** The request's path and query. */
+  url: string;
   headers: IncomingHttpHeaders;
   body: Buffer;
   json: any;
@@ -26,8 +28,11 @@ export const status = (code: number, headers: Record<string, string> = {}): Answ
   res.writeHead(code, headers).end(code >= 400 ? 'nope' : 'ok');
 };
 
-/** `tls`: an HTTPS receiver (its URL names `host`, default 127.0.0.1, for the certificate to match). */
-export async function startReceiver(answer: Answer = status(200), opts: { tls?: TlsServerOptions; host?: string } = {}): Promise<Receiver> {
+/**
+ * `tls`: an HTTPS receiver (its URL names `host`, default 127.0.0.1, for the certificate to match).
+ * `port`: listen there (a receiver that goes down and comes back on the same URL).
+ */
+export async function startReceiver(answer: Answer = status(200), opts: { tls?: TlsServerOptions; host?: string; port?: number } = {}): Promise<Receiver> {
   const deliveries: Delivery[] = [];
   let current = answer;
   const listener: RequestListener = (req, res) => {
@@ -41,14 +46,14 @@ export async function startReceiver(answer: Answer = status(200), opts: { tls?: 
       } catch {
         json = undefined;
       }
-      const delivery = { headers: req.headers, body, json, at: Date.now() };
+      const delivery = { url: req.url ?? '', headers: req.headers, body, json, at: Date.now() };
       deliveries.push(delivery);
       current(delivery, deliveries.length - 1, res);
     });
   };
   const server: Server = opts.tls ? createHttpsServer(opts.tls, listener) : createServer(listener);
   const host = opts.host ?? '127.0.0.1';
-  server.listen(0, host);
+  server.listen(opts.port ?? 0, host);
   await once(server, 'listening');
   const url = `${opts.tls ? 'https' : 'http'}://${host}:${(server.address() as AddressInfo).port}/hook`;
   return {

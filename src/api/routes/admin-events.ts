@@ -1,7 +1,8 @@
 import type { PublishDeps } from '../../delivery/publish';
 import { publishEvent } from '../../delivery/publish';
-import { parseReplayFilter, replayMatching } from '../../delivery/replay';
+import { dispatchIncidents, parseReplayFilter, replayProgress, startReplay } from '../../delivery/replay';
 import { parseNewEvent } from '../../domain/events';
+import { ApiError } from '../../errors/api-error';
 import { bodyOf } from '../body';
 import { created, ok } from '../reply';
 import { routeTable } from '../route-table';
@@ -10,5 +11,12 @@ import { routeTable } from '../route-table';
 export const adminEventsRoutes = (deps: PublishDeps) =>
   routeTable([
     ['POST', '/events', async (req) => created(await publishEvent(deps, parseNewEvent(bodyOf(req))))],
-    ['POST', '/events/replay', async (req) => ok(await replayMatching(deps, parseReplayFilter(bodyOf(req))))],
+    // Answered at once with a handle: the dispatchers carry the replay out (replay.ts).
+    ['POST', '/events/replay', async (req) => ({ status: 202, body: await startReplay(deps.db, parseReplayFilter(bodyOf(req))) })],
+    ['GET', '/replays/:id', async (req) => {
+      const progress = await replayProgress(deps.db, String(req.params.id));
+      if (!progress) throw new ApiError('NOT_FOUND', 'Replay not found.');
+      return ok(progress);
+    }],
+    ['GET', '/events/dispatch_incidents', async () => ok({ events: await dispatchIncidents(deps.db) })],
   ]);
