@@ -51,6 +51,8 @@ export async function createWorker(config: Config, db: Db) {
     );
   }
   return {
+    /** For readiness checks (Temporal answers). */
+    client,
     async run() {
       const dispatcher = role === 'retries' ? undefined : startDispatcher({ db, databaseUrl: config.databaseUrl!, client, config, intervalMs: DISPATCH_INTERVAL_MS });
       const runs = workers.map((w) => w.run());

@@ -71,19 +71,20 @@ export async function runDev(config: Config): Promise<void> {
       SHIPHOOK_ADMIN_TOKEN: adminToken,
       SHIPHOOK_ALLOW_INSECURE_WEBHOOKS: process.env.SHIPHOOK_ALLOW_INSECURE_WEBHOOKS ?? 'true',
     };
-    const workerReady = new Promise<void>((resolve) => {
+    const workerReady = new Promise<number | undefined>((resolve) => {
       const worker = startChild('worker', env);
-      worker.on('message', (m: { ready?: boolean }) => { if (m?.ready) resolve(); });
+      worker.on('message', (m: { ready?: boolean; httpPort?: number }) => { if (m?.ready) resolve(m.httpPort); });
     });
     startChild('api', env);
-    await Promise.all([workerReady, waitForPort(config.port, config.host)]);
+    const [workerHttpPort] = await Promise.all([workerReady, waitForPort(config.port, config.host)]);
 
     const lines = [
       '',
       `shiphook is ready in ${((Date.now() - started) / 1000).toFixed(1)} s`,
       `  API          http://${config.host}:${config.port}/v2`,
       `  Temporal UI  ${infra.temporalUiUrl ?? '(external Temporal at ' + infra.temporalAddress + ')'}`,
-      `  Admin token  ${adminToken}   (Authorization: Bearer … on /admin/v1)`,
+      `  Admin token  ${adminToken}   (Authorization: Bearer … on /admin/v1 and /metrics)`,
+      `  Worker       http://${config.worker.httpHost}:${workerHttpPort}/metrics   (/healthz, /readyz; SHIPHOOK_WORKER_HTTP_PORT)`,
     ];
     if (seeded) {
       lines.push(
