@@ -79,9 +79,9 @@ export function setLogLevel(level: Level): void {
   logger.level = level;
 }
 
-/** Where lines go (stdout unless told otherwise): the test suite collects its own. */
-export function setLogDestination(destination: DestinationStream): void {
-  logger = createLogger(logger.level as Level, destination);
+/** Lines go to stdout unless sent to a file (the test suite collects every process's lines). */
+export function logToFile(file: string): void {
+  logger = createLogger(logger.level as Level, pino.destination({ dest: file, append: true, sync: true, mkdir: true }));
 }
 
 /** Whether debug lines are written: lets hot paths skip building them at all. */

@@ -45,6 +45,15 @@ const dispatcherClaims = new Counter({
   help: 'Published events claimed by the outbox dispatcher to start their delivery workflows.',
 });
 
+// Every known series starts at 0, so a first failure shows in rate() and on the dashboard.
+const OUTCOMES: AttemptOutcome[] = ['2xx', '3xx', '4xx', '5xx', 'timeout', 'network', 'refused'];
+for (const outcome of OUTCOMES) {
+  attemptDuration.zero({ outcome });
+  for (const attempt of ['1', '2', '3', '4+']) attempts.inc({ outcome, attempt }, 0);
+}
+for (const status of ['completed', 'failed']) eventsFinished.inc({ status }, 0);
+for (const reason of ['gone', 'failing']) webhooksDisabled.inc({ reason }, 0);
+
 /** The outcome class of an attempt: a status code, or for no answer, why (`refused` = the address guard). */
 export function attemptOutcome(status: number, error: string | undefined, refused: boolean): AttemptOutcome {
   if (refused) return 'refused';

@@ -1,3 +1,4 @@
+import type { LogLevel } from '@temporalio/common';
 import { DefaultLogger, type LogEntry, Runtime } from '@temporalio/worker';
 import type { Config } from '../config';
 import { freePort } from '../launcher/free-port';
@@ -19,7 +20,7 @@ export async function installTemporalRuntime(config: Config): Promise<string> {
   const port = await freePort();
   const debug = config.logLevel === 'debug';
   Runtime.install({
-    logger: new DefaultLogger(debug ? 'DEBUG' : 'WARN', forward),
+    logger: temporalLogger(debug ? 'DEBUG' : 'WARN'),
     telemetryOptions: {
       logging: { filter: { core: debug ? 'INFO' : 'WARN', other: 'ERROR' }, forward: {} },
       metrics: {
@@ -29,6 +30,9 @@ export async function installTemporalRuntime(config: Config): Promise<string> {
   });
   return `http://127.0.0.1:${port}/metrics`;
 }
+
+/** A Temporal SDK logger that writes shiphook's log lines (also for the workflow bundler). */
+export const temporalLogger = (level: LogLevel) => new DefaultLogger(level, forward);
 
 /** One SDK log entry as a shiphook log line; a delivery workflow's id is its event's id. */
 function forward(entry: LogEntry): void {

@@ -1,10 +1,12 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { openSync } from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
 import { inject } from 'vitest';
 import type { WorkerRole } from '../../src/config';
 import { shiphookProcessEnv } from '../../src/launcher/process-env';
 import { stopChild } from '../../src/launcher/temporal';
+import { logFile } from './log-capture';
 import { startSystem, testConfig } from './system';
 import { TEST_ENV } from './test-config';
 
@@ -37,17 +39,24 @@ async function isolatedDatabase(): Promise<{ url: string; drop(): Promise<void> 
   };
 }
 
-/** A `shiphook worker` process with the test timings; resolves once it polls. */
-async function startWorkerProcess(env: Record<string, string> & { DATABASE_URL: string; TEMPORAL_ADDRESS: string; SHIPHOOK_TASK_QUEUE: string }): Promise<ChildProcess> {
+let workersStarted = 0;
+
+/** A worker process and the port of its HTTP listener (/healthz, /readyz, /metrics). */
+export type WorkerProcess = ChildProcess & { httpPort: number; logFile: string };
+
+/** A `shiphook worker` process with the test timings; resolves once it polls. Its log lines go to the suite's log folder. */
+async function startWorkerProcess(env: Record<string, string> & { DATABASE_URL: string; TEMPORAL_ADDRESS: string; SHIPHOOK_TASK_QUEUE: string }): Promise<WorkerProcess> {
+  const file = logFile(inject('logDir'), `worker-${process.pid}-${++workersStarted}`);
+  const out = openSync(file, 'a');
   const child = spawn(process.execPath, [CLI, 'worker'], {
-    env: { ...shiphookProcessEnv(), ...TEST_ENV, ...env },
-    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+    env: { ...shiphookProcessEnv(), ...TEST_ENV, LOG_LEVEL: 'debug', ...env },
+    stdio: ['ignore', out, out, 'ipc'],
   });
-  await new Promise<void>((resolve, reject) => {
-    child.on('message', (m: { ready?: boolean }) => m?.ready && resolve());
-    child.once('exit', (code) => reject(new Error(`worker exited (${code}) before it was ready`)));
+  const httpPort = await new Promise<number>((resolve, reject) => {
+    child.on('message', (m: { ready?: boolean; httpPort?: number }) => m?.ready && resolve(m.httpPort!));
+    child.once('exit', (code) => reject(new Error(`worker exited (${code}) before it was ready; see ${file}`)));
   });
-  return child;
+  return Object.assign(child, { httpPort, logFile: file });
 }
 
 export type IsolatedSystem = Awaited<ReturnType<typeof isolatedSystem>>;
@@ -60,7 +69,7 @@ export async function isolatedSystem(overrides: { temporalAddress?: string } = {
     await database.drop();
     throw err;
   });
-  const workers: ChildProcess[] = [];
+  const workers: WorkerProcess[] = [];
   return {
     api,
     async worker(opts: { temporalAddress?: string; role?: WorkerRole; env?: Record<string, string> } = {}) {
