@@ -69,6 +69,7 @@ export default async function setup(project: TestProject) {
     const leaks = findLeaks(logDir, await secretsInUse(infra.databaseUrl));
     await infra.stop();
     if (leaks.length) {
+      process.exitCode = 1; // vitest only reports an error thrown here; this fails the run
       throw new Error(`secrets in the suite's logs (kept in ${logDir}):\n` + leaks.slice(0, 20).map((l) => `  ${l.file}:${l.line}: ${l.what}`).join('\n'));
     }
     rmSync(dataDir, { recursive: true, force: true });

@@ -13,6 +13,7 @@ export const logFile = (dir: string, name: string) => path.join(dir, `${name}.lo
 const ALWAYS_LEAKS: [string, RegExp][] = [
   ['an API key', /shk_(?:test|prod)_[0-9a-f]{48}/],
   ['a URL password', /[a-z][a-z0-9+.-]*:\/\/[^\s/@"':]+:(?!\*\*\*@)[^\s/@"']+@/i],
+  ['an Authorization value', /\b(?:Basic|Bearer)\s+(?!\*\*\*)[A-Za-z0-9+/=._~-]{8,}/i],
   ['a secret field', /"(?:authorization|webhook_secret|password|current_password|secret|api_key|token)":"(?!\[redacted\])[^"]/i],
 ];
 
@@ -29,7 +30,9 @@ export interface Leak {
  */
 export function findLeaks(dir: string, known: string[]): Leak[] {
   if (!existsSync(dir)) return [];
-  const needles = [...new Set(known.filter((k) => k.length >= 6 && maskSecrets(k) === k))];
+  // A key also travels as Basic auth: base64 of `key:`.
+  const encoded = known.filter((k) => k.startsWith('shk_')).map((k) => Buffer.from(`${k}:`).toString('base64'));
+  const needles = [...new Set([...known, ...encoded].filter((k) => k.length >= 6 && maskSecrets(k) === k))];
   const leaks: Leak[] = [];
   for (const name of readdirSync(dir).filter((f) => f.endsWith('.log'))) {
     const lines = readFileSync(path.join(dir, name), 'utf8').split('\n');

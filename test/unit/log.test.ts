@@ -48,13 +48,16 @@ describe('the logger', () => {
   it('the suite-wide leak check finds what the logger would have masked', () => {
     // The check after the last test must fail on a raw secret: written here past the logger.
     const file = logFile(dir, 'raw');
-    writeFileSync(file, `{"msg":"oops ${KEY}"}\n{"url":"https://a:b-secret@h"}\n{"webhook_secret":"plain"}\n{"msg":"my-webhook-secret"}\n`);
-    const leaks = findLeaks(dir, ['my-webhook-secret']).filter((l) => l.file === 'raw.log');
+    const basic = Buffer.from(`${KEY}:`).toString('base64');
+    writeFileSync(file, `{"msg":"oops ${KEY}"}\n{"url":"https://a:b-secret@h"}\n{"webhook_secret":"plain"}\n{"msg":"my-webhook-secret"}\n{"auth":"Bearer abcdefgh12"}\n{"h":"${basic}"}\n`);
+    const leaks = findLeaks(dir, ['my-webhook-secret', KEY]).filter((l) => l.file === 'raw.log');
     expect(leaks.map((l) => [l.line, l.what])).toEqual([
       [1, 'an API key'],
       [2, 'a URL password'],
       [3, 'a secret field'],
       [4, 'the secret "my…"'],
+      [5, 'an Authorization value'],
+      [6, 'the secret "c2…"'],
     ]);
     rmSync(file);
   });
