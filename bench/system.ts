@@ -65,6 +65,7 @@ export async function startBenchSystem(env: Record<string, string>, opts: { prof
       SHIPHOOK_TASK_QUEUE: 'shiphook-bench',
       LOG_LEVEL: 'warn',
       PORT: String(port),
+      SHIPHOOK_WORKER_HTTP_PORT: '0', // two workers on one host: each its own free port
       // One API process per core, as production is advised to run it.
       SHIPHOOK_API_PROCESSES: 'auto',
       ...env,
