@@ -1,6 +1,7 @@
-import { execFileSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import pg from 'pg';
 import { describe, expect, inject, it } from 'vitest';
 import { freePort } from '../../src/launcher/free-port';
@@ -23,6 +24,7 @@ describe('health endpoints', () => {
   it('the api and the worker are alive and ready: database, Temporal and migrations', async () => {
     const sys = await startSystem();
     try {
+      await sys.temporal(); // the api connects to Temporal on first use; a probe before that may find it not ready yet
       const ready = { ok: true, checks: { database: { ok: true }, temporal: { ok: true }, migrations: { ok: true } } };
       expect(await getJson(`${sys.origin}/healthz`)).toEqual({ status: 200, body: { ok: true } });
       expect(await getJson(`${sys.origin}/readyz`)).toEqual({ status: 200, body: ready });
@@ -56,8 +58,8 @@ describe('health endpoints', () => {
       // Why is in the log, not in the public body.
       expect(logLines().some((l) => l.msg === 'not ready' && l.check === 'migrations' && /pending/.test(l.error))).toBe(true);
 
-      // Through the CLI, as operators migrate.
-      execFileSync(process.execPath, [path.resolve('bin/shiphook.mjs'), 'migrate'], { env: { ...process.env, DATABASE_URL: url.toString() }, stdio: ['ignore', 'ignore', 'inherit'] });
+      // Through the CLI, as operators migrate (not execFileSync: this process serves the api meanwhile).
+      await promisify(execFile)(process.execPath, [path.resolve('bin/shiphook.mjs'), 'migrate'], { env: { ...process.env, DATABASE_URL: url.toString() } });
       expect((await getJson(`${sys.origin}/readyz`)).body.checks).toEqual({ database: { ok: true }, temporal: { ok: false }, migrations: { ok: true } });
     } finally {
       await sys.close();
