@@ -24,7 +24,7 @@ const attemptDuration = new Histogram({
 
 const publishToFirstAttempt = new Histogram({
   name: 'shiphook_publish_to_first_attempt_seconds',
-  help: "Time from an event's publication (its commit) to sending its first attempt to a webhook URL, once per URL.",
+  help: "Time from an event's publication (its created_at) to sending its first attempt to a webhook URL, once per URL.",
   buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
 });
 

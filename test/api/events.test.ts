@@ -156,7 +156,8 @@ describe('replay', () => {
 
 describe('shiphook events replay', () => {
   it('replays from the shell and prints {replayed, event_ids}', async () => {
-    const { execFileSync } = await import('node:child_process');
+    const { execFile } = await import('node:child_process');
+    const { promisify } = await import('node:util');
     const path = await import('node:path');
     const a = await createAccount(sys);
     const receiver = await startReceiver((_d, _i, res) => res.writeHead(410).end());
@@ -165,7 +166,8 @@ describe('shiphook events replay', () => {
     await eventStatus(sys, a.testKey, event.id, 'failed');
     await call(sys, 'PATCH', `/webhooks/${hook.id}`, { key: a.testKey, body: {} });
     receiver.answer((_d, _i, res) => res.writeHead(200).end());
-    const out = execFileSync(process.execPath, [path.resolve('bin/shiphook.mjs'), 'events', 'replay', '--status', 'failed', '--user-id', a.user.id], {
+    // Not execFileSync: this process serves the api and the receiver meanwhile.
+    const { stdout: out } = await promisify(execFile)(process.execPath, [path.resolve('bin/shiphook.mjs'), 'events', 'replay', '--status', 'failed', '--user-id', a.user.id], {
       env: { ...process.env, ...TEST_ENV, DATABASE_URL: sys.config.databaseUrl, TEMPORAL_ADDRESS: sys.config.temporalAddress },
       encoding: 'utf8',
     });
