@@ -5,7 +5,7 @@ import { eventStatus, publish, webhook } from '../support/events';
 import { type Account, createAccount } from '../support/http';
 import { type IsolatedSystem, isolatedSystem, type WorkerProcess } from '../support/isolated';
 import { exportedNames, type Sample, scrape, total } from '../support/metrics';
-import { type Receiver, startReceiver, status } from '../support/receiver';
+import { eventually, type Receiver, startReceiver, status } from '../support/receiver';
 import { TEST_ENV } from '../support/test-config';
 
 const ADMIN = { authorization: `Bearer ${TEST_ENV.SHIPHOOK_ADMIN_TOKEN}` };
@@ -138,6 +138,26 @@ describe('metrics after a burst with one failing receiver', () => {
     // The Temporal SDK's own lines are in the same stream (the worker logs at debug in the suite).
     expect(lines.some((l) => l.source === 'temporal')).toBe(true);
     for (const secret of [SECRET, URL_PASSWORD, acct.testKey, acct.prodKey]) expect(text).not.toContain(secret);
+  });
+
+  it('counts a webhook disabled by a 410 and shows it in the disabled gauge', async () => {
+    const gone = await startReceiver(status(410));
+    try {
+      await webhook(iso.api, acct.testKey, gone.url);
+      const before = await workerMetrics();
+      await publish(iso.api, acct.user.id, 'test');
+      await gone.waitFor(1);
+      const after = await eventually(async () => {
+        const now = await workerMetrics();
+        return now.find((s) => s.name === 'shiphook_webhooks_disabled')?.value === 1 ? now : undefined;
+      }, 20_000, 'the 410 webhook to be disabled');
+      const moved = (name: string, labels: Record<string, string>) => total(after, name, labels) - total(before, name, labels);
+      expect(moved('shiphook_webhook_disable_actions_total', { reason: 'gone' })).toBe(1);
+      expect(moved('shiphook_webhook_disable_actions_total', { reason: 'failing' })).toBe(0);
+      expect(moved('shiphook_delivery_attempts_total', { outcome: '4xx', attempt: '1' })).toBe(1);
+    } finally {
+      await gone.close();
+    }
   });
 
   it('exports every metric the Grafana dashboard queries', () => {
