@@ -72,7 +72,8 @@ export default async function setup(project: TestProject) {
       process.exitCode = 1; // vitest only reports an error thrown here; this fails the run
       throw new Error(`secrets in the suite's logs (kept in ${logDir}):\n` + leaks.slice(0, 20).map((l) => `  ${l.file}:${l.line}: ${l.what}`).join('\n'));
     }
-    rmSync(dataDir, { recursive: true, force: true });
+    if (process.env.SHIPHOOK_KEEP_TEST_LOGS) process.stdout.write(`\nThe suite's logs: ${logDir}\n`);
+    else rmSync(dataDir, { recursive: true, force: true });
   };
 }
 
