@@ -4,6 +4,7 @@ import { createActivities } from '../activities';
 import { type Config, retryTaskQueue } from './config';
 import type { Db } from './db/database';
 import { startDispatcher } from './delivery/dispatcher';
+import { deliveryLogIds } from './temporal/activity-log-ids';
 import { workflowBundle } from './temporal/workflow-bundle';
 
 /** The dispatcher's pass without a notification (a safety net; notifications drive it). */
@@ -37,6 +38,7 @@ export async function createWorker(config: Config, db: Db) {
         // An eager start is only taken while a workflow task slot is free.
         maxConcurrentWorkflowTaskExecutions: config.worker.workflowTaskSlots,
         maxCachedWorkflows: config.worker.cachedWorkflows,
+        interceptors: { activity: [deliveryLogIds] },
       }),
     );
   }
@@ -47,6 +49,7 @@ export async function createWorker(config: Config, db: Db) {
         namespace: config.temporalNamespace,
         taskQueue: retryTaskQueue(config),
         activities: { retryDelivery: activities.retryDelivery },
+        interceptors: { activity: [deliveryLogIds] },
       }),
     );
   }

@@ -37,6 +37,7 @@ export const temporalLogger = (level: LogLevel) => new DefaultLogger(level, forw
 /** One SDK log entry as a shiphook log line; a delivery workflow's id is its event's id. */
 function forward(entry: LogEntry): void {
   const meta: Record<string, unknown> = { source: 'temporal', ...entry.meta };
+  delete meta.taskToken; // a capability to complete the activity: not for logs
   if (meta.workflowType === 'deliverEvent' && typeof meta.workflowId === 'string') meta.event_id = meta.workflowId;
   log[LEVEL[entry.level]](entry.message, meta);
 }

@@ -51,7 +51,13 @@ describe('metrics after a burst with one failing receiver', () => {
     for (const id of eventIds) await eventStatus(iso.api, acct.testKey, id, 'failed', 30_000);
     await good.waitFor(EVENTS);
     await bad.waitFor(EVENTS * ATTEMPTS);
-    workerAfter = await workerMetrics();
+    // An event's status is final once its last outcome is recorded, inside the last activity:
+    // wait until the SDK has counted that activity's end too.
+    const retried = (samples: Sample[]) => total(samples, 'temporal_activity_execution_latency_seconds_count', { activity_type: 'retryDelivery' });
+    workerAfter = await eventually(async () => {
+      const now = await workerMetrics();
+      return retried(now) - retried(workerBefore) >= EVENTS * (ATTEMPTS - 1) ? now : undefined;
+    }, 20_000, 'the retry activities to end');
     apiAfter = await apiMetrics();
   }, 120_000);
 
@@ -123,20 +129,33 @@ describe('metrics after a burst with one failing receiver', () => {
     }
   });
 
-  it('logs every attempt with its event id and webhook id, as JSON lines only, with no secret', () => {
+  it('logs every attempt with its event id and webhook id, as JSON lines only, with no secret', async () => {
+    const read = () =>
+      readFileSync(worker.logFile, 'utf8').split('\n').filter(Boolean).map((l) => {
+        try {
+          return JSON.parse(l) as Record<string, unknown>;
+        } catch {
+          throw new Error(`not a JSON log line: ${l.slice(0, 200)}`);
+        }
+      });
+    // The SDK logs an activity's end a moment after the metrics count it.
+    const lines = await eventually(async () => {
+      const all = read();
+      return all.filter((l) => l.msg === 'Activity completed' && l.activityType === 'retryDelivery' && eventIds.includes(l.event_id as string)).length >= EVENTS ? all : undefined;
+    }, 10_000, 'the last retries to be logged');
     const text = readFileSync(worker.logFile, 'utf8');
-    const lines = text.split('\n').filter(Boolean).map((l) => {
-      try {
-        return JSON.parse(l) as Record<string, unknown>;
-      } catch {
-        throw new Error(`not a JSON log line: ${l.slice(0, 200)}`);
-      }
-    });
     const attempts = lines.filter((l) => l.msg === 'delivery attempt' && eventIds.includes(l.event_id as string));
     expect(attempts).toHaveLength(EVENTS * (ATTEMPTS + 1));
     for (const l of attempts) expect(l.webhook_id).toMatch(/^hook_/);
-    // The Temporal SDK's own lines are in the same stream (the worker logs at debug in the suite).
+    // The Temporal SDK's own lines are in the same stream (the worker logs at debug in the suite);
+    // its lines about a retry's outcome name the event and the webhook too, never a task token.
     expect(lines.some((l) => l.source === 'temporal')).toBe(true);
+    const retries = lines.filter((l) => l.activityType === 'retryDelivery' && eventIds.includes(l.event_id as string));
+    // Attempts 2 and 3 fail the activity (the server retries it); the 4th, the last, completes it.
+    expect(retries.filter((l) => l.msg === 'Activity failed')).toHaveLength(EVENTS * (ATTEMPTS - 2));
+    expect(retries.filter((l) => l.msg === 'Activity completed')).toHaveLength(EVENTS);
+    for (const l of retries.filter((r) => r.msg !== 'Activity started')) expect(l.webhook_id).toMatch(/^hook_/);
+    expect(lines.filter((l) => 'taskToken' in l)).toEqual([]);
     for (const secret of [SECRET, URL_PASSWORD, acct.testKey, acct.prodKey]) expect(text).not.toContain(secret);
   });
 
