@@ -4,6 +4,8 @@ import type { Config } from '../src/config';
 import type { Db } from '../src/db/database';
 import type { EventStatus } from '../src/db/tables/events';
 import { RESERVED_HEADERS } from '../src/domain/custom-headers';
+import { log, withLogContext } from '../src/log';
+import { attemptOutcome, deliveryMetrics } from '../src/metrics/delivery';
 import { type AttemptRecord, type DeliveryWithWebhook, loadAttempt, recordAttempts } from '../src/domain/event-deliveries';
 import { eventDelivery } from '../src/domain/events';
 import { deliveryBody, signature, standardSignature } from '../src/domain/signature';
@@ -98,6 +100,9 @@ export function createDeliveryActivities({ config, db, temporal }: DeliveryDeps)
     if (authorization) headers['Authorization'] = authorization;
 
     const result = await http.post(url, headers, body);
+    const measured = attemptOutcome(result.status, result.error, result.reason === 'ADDRESS_REFUSED' || result.reason === 'HTTP_REFUSED');
+    deliveryMetrics.attempt(measured, attempt, result.totalTimeMs / 1000);
+    log.debug('delivery attempt', { event_id: eventId, webhook_id: webhookId, attempt, outcome: measured, ms: result.totalTimeMs });
     const ok = result.status >= 200 && result.status < 300;
     const gone = result.status === 410;
     record({
@@ -136,7 +141,7 @@ export function createDeliveryActivities({ config, db, temporal }: DeliveryDeps)
         await tellHealth(webhookId, run.failingSince);
       }
     } else if (outcome.outcome === 'stopped' && outcome.gone) {
-      await disableWebhook(db, webhookId, new Date());
+      if (await disableWebhook(db, webhookId, new Date())) deliveryMetrics.webhookDisabled('gone');
     }
   }
 
@@ -160,14 +165,16 @@ export function createDeliveryActivities({ config, db, temporal }: DeliveryDeps)
       else toSend.push(delivery);
     }
     const recorder = outcomeRecorder((batch) => recordAttempts(db, input.eventId, batch), toSend.length);
-    outcomes.push(...(await Promise.all(toSend.map((d) => attemptOne(ctx.event.id, body, d, input.retryDelaysMs, recorder.add, ctx.event.test)))));
+    for (const d of toSend) if (d.attempts === 0) deliveryMetrics.firstAttemptSent(ctx.event.created_at);
+    outcomes.push(...(await Promise.all(toSend.map((d) => withLogContext({ webhook_id: d.webhookId }, () => attemptOne(ctx.event.id, body, d, input.retryDelaysMs, recorder.add, ctx.event.test))))));
     const status = (await recorder.done()) ?? ctx.event.status;
+    if (status !== ctx.event.status && (status === 'completed' || status === 'failed')) deliveryMetrics.eventFinished(status);
     await Promise.all(outcomes.map((o) => followUp(o, ctx.deliveries.get(o.webhookId))));
     return { status, outcomes };
   }
 
   return {
-    attemptDeliveries,
+    attemptDeliveries: (input: AttemptInput) => withLogContext({ event_id: input.eventId }, () => attemptDeliveries(input)),
 
     /**
      * The remaining attempts to one webhook. Temporal runs them: a failed attempt
@@ -178,7 +185,9 @@ export function createDeliveryActivities({ config, db, temporal }: DeliveryDeps)
      * its attempt count, last failure and next retry time.
      */
     async retryDelivery(input: { eventId: string; target: DeliveryTarget; retryDelaysMs: number[] }): Promise<AttemptResult> {
-      const result = await attemptDeliveries({ eventId: input.eventId, targets: [input.target], retryDelaysMs: input.retryDelaysMs });
+      const result = await withLogContext({ event_id: input.eventId, webhook_id: input.target.webhookId }, () =>
+        attemptDeliveries({ eventId: input.eventId, targets: [input.target], retryDelaysMs: input.retryDelaysMs }),
+      );
       const outcome = result.outcomes[0];
       if (outcome?.outcome === 'retry') {
         throw ApplicationFailure.create({
@@ -194,7 +203,9 @@ export function createDeliveryActivities({ config, db, temporal }: DeliveryDeps)
 
     /** Called by the health workflow when a run of failures may have lasted long enough. */
     async disableIfSustained(webhookId: string, since: number, minFailures: number, minSpanMs: number): Promise<HealthVerdict> {
-      return disableIfSustained(db, webhookId, new Date(since), minFailures, minSpanMs, new Date());
+      const verdict = await disableIfSustained(db, webhookId, new Date(since), minFailures, minSpanMs, new Date());
+      if (verdict === 'disabled') deliveryMetrics.webhookDisabled('failing');
+      return verdict;
     },
   };
 

@@ -64,6 +64,7 @@ export async function startBenchSystem(env: Record<string, string>, opts: { prof
         // Its own task queue, so a shared TEMPORAL_ADDRESS never hands our tasks to another worker.
         SHIPHOOK_TASK_QUEUE: 'shiphook-bench',
         LOG_LEVEL: 'warn',
+        SHIPHOOK_WORKER_HTTP_PORT: '0', // two workers on one host: each its own free port
         // One API process per core, as production is advised to run it.
         SHIPHOOK_API_PROCESSES: 'auto',
         ...env,

@@ -5,6 +5,7 @@ import { type Config, retryTaskQueue } from './config';
 import type { Db } from './db/database';
 import { startDispatcher } from './delivery/dispatcher';
 import { log } from './log';
+import { deliveryLogIds } from './temporal/activity-log-ids';
 import { workflowBundle } from './temporal/workflow-bundle';
 
 /** The dispatcher's pass without a notification (a safety net; notifications drive it). */
@@ -63,6 +64,7 @@ export async function createWorker(config: Config, db: Db) {
         // An eager start is only taken while a workflow task slot is free.
         maxConcurrentWorkflowTaskExecutions: config.worker.workflowTaskSlots,
         maxCachedWorkflows: config.worker.cachedWorkflows,
+        interceptors: { activity: [deliveryLogIds] },
       }),
     );
   }
@@ -73,6 +75,7 @@ export async function createWorker(config: Config, db: Db) {
         namespace: config.temporalNamespace,
         taskQueue: retryTaskQueue(config),
         activities: { retryDelivery: activities.retryDelivery },
+        interceptors: { activity: [deliveryLogIds] },
       }),
     );
   }
@@ -90,6 +93,8 @@ export async function createWorker(config: Config, db: Db) {
     }
   };
   return {
+    /** For readiness checks (Temporal answers). */
+    client,
     async run() {
       const dispatcher = role === 'retries' ? undefined : startDispatcher({ db, databaseUrl: config.databaseUrl!, client, config, intervalMs: DISPATCH_INTERVAL_MS });
       try {

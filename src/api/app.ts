@@ -2,9 +2,13 @@ import express, { type ErrorRequestHandler, type Express, type RequestHandler, R
 import type { Config } from '../config';
 import { type Db, isDatabaseUnavailable } from '../db/database';
 import { ApiError } from '../errors/api-error';
+import { readiness, readinessAnswer } from '../health';
 import { debugEnabled, log } from '../log';
+import { httpMetrics, routeTemplate } from '../metrics/http';
+import { METRICS_CONTENT_TYPE, metricsText, startProcessMetrics } from '../metrics/exposition';
 import { requireAdmin } from './admin-auth';
 import { authenticate, forgetCallerAfterWrite } from './auth';
+import { keepRequestId, requestId, requestIdOf } from './request-id';
 import type { PrincipalCache } from './principal-cache';
 import { createRateLimits, isPasswordCheck, onlyIf, type RateLimits } from './rate-limit';
 import { adminRoutes } from './routes/admin';
@@ -34,9 +38,10 @@ export function createApp(deps: AppDeps): Express {
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('query parser', 'simple');
-  app.use(collapseSlashes);
+  startProcessMetrics();
+  app.use(requestId, httpMetrics, collapseSlashes);
   if (debugEnabled()) app.use(requestLog);
-  app.use(express.json({ limit: '1mb', type: ['application/json', 'application/*+json'] }));
+  app.use(express.json({ limit: '1mb', type: ['application/json', 'application/*+json'] }), keepRequestId);
 
   const v2 = Router();
   v2.use(authenticate(deps.db, deps.principals));
@@ -65,6 +70,14 @@ export function createApp(deps: AppDeps): Express {
   app.use('/portal', portalRouter(deps));
 
   app.get('/healthz', (_req, res) => { res.json({ ok: true }); });
+  app.get('/readyz', async (_req, res) => {
+    const answer = readinessAnswer(await readiness(deps));
+    res.status(answer.status).json(answer.body);
+  });
+  // Prometheus text, for the operator only (the same token as /admin/v1).
+  app.get('/metrics', requireAdmin(deps.config.adminToken), async (_req, res) => {
+    res.type(METRICS_CONTENT_TYPE).send(await metricsText());
+  });
   app.use((req) => {
     throw new ApiError('NOT_FOUND', `No route for ${req.method} ${req.path}.`, [`${req.method} ${req.path} is not a route of this API`]);
   });
@@ -80,12 +93,14 @@ const collapseSlashes: RequestHandler = (req, _res, next) => {
   next();
 };
 
-/** With LOG_LEVEL=debug, one line per request: method, path, status, time. Never headers or bodies. */
+/** With LOG_LEVEL=debug, one line per request (with its request id): method, route, path, status, time. Never headers or bodies. */
 const requestLog: RequestHandler = (req, res, next) => {
   const started = process.hrtime.bigint();
   res.on('finish', () => {
     log.debug('request', {
+      request_id: requestIdOf(res),
       method: req.method,
+      route: routeTemplate(req),
       path: req.path,
       status: res.statusCode,
       ms: Number(process.hrtime.bigint() - started) / 1e6,
@@ -107,7 +122,7 @@ const errorBody: ErrorRequestHandler = (err, req, res, _next) => {
     log.warn('database unavailable', { method: req.method, path: req.path, error: String(err?.message ?? err).slice(0, 200) });
     error = new ApiError('SERVICE_UNAVAILABLE', 'The database is unavailable; retry shortly.');
   } else {
-    log.error('unhandled error', { method: req.method, path: req.path, error: String(err?.message ?? err).slice(0, 500) });
+    log.error('unhandled error', { request_id: requestIdOf(res), method: req.method, route: routeTemplate(req), path: req.path, error: String(err?.message ?? err).slice(0, 500) });
     error = new ApiError('INTERNAL_SERVER_ERROR', 'An internal error occurred; please retry.');
   }
   if (res.headersSent) return;

@@ -43,6 +43,8 @@ export async function runApi(baseConfig: Config): Promise<void> {
 /** Forks the API processes, replaces one that dies, and stops them all on SIGTERM/SIGINT. */
 async function supervise(processes: number): Promise<void> {
   let stopping = false;
+  // A scrape of /metrics lands on one api process; it asks this one for the sum over all.
+  (await import('../metrics/exposition')).aggregateClusterMetrics();
   for (let i = 0; i < processes; i++) cluster.fork();
   cluster.on('exit', (worker, code, signal) => {
     if (stopping) return;

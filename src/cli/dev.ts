@@ -7,6 +7,7 @@ import { findActiveKey } from '../domain/api-keys';
 import { createPortalSession } from '../domain/portal-sessions';
 import { keyDigest } from '../domain/secrets';
 import { createParentUser } from '../domain/users';
+import { assertPortsFree } from '../launcher/ports';
 import { type ShiphookSystem, startSystem } from '../launcher/system';
 import { writeDevState } from './dev-state';
 import { devWebhookEnv } from './dev-webhooks';
@@ -23,18 +24,20 @@ const RESTART = { maxCrashes: 5, windowMs: 60_000 };
 export async function runDev(config: Config): Promise<void> {
   mkdirSync(config.dataDir, { recursive: true });
   let stopping: Promise<never> | undefined;
+  let starting: Promise<ShiphookSystem> | undefined;
   const stop = (code: number, why?: string) =>
     (stopping ??= (async () => {
       if (why) process.stderr.write(`shiphook dev: ${why}; stopping everything\n`);
       // Stopped while starting: what started is stopped as soon as the start settles.
-      await (await starting.catch(() => undefined))?.stop();
+      await (await starting?.catch(() => undefined))?.stop();
       process.exit(code);
     })());
   process.on('SIGINT', () => void stop(0));
   process.on('SIGTERM', () => void stop(0));
 
   const adminToken = config.adminToken ?? adminTokenFrom(config.dataDir);
-  const starting: Promise<ShiphookSystem> = startSystem({
+  if (config.worker.httpPort) await assertPortsFree([{ port: config.worker.httpPort, host: config.worker.httpHost, name: "the worker's HTTP listener", variable: 'SHIPHOOK_WORKER_HTTP_PORT' }]);
+  starting = startSystem({
     dataDir: config.dataDir,
     databaseUrl: config.databaseUrl,
     temporalAddress: config.temporalAddress,
@@ -69,7 +72,8 @@ export async function runDev(config: Config): Promise<void> {
     `shiphook is ready in ${process.uptime().toFixed(1)} s`,
     `  API          http://${config.host}:${config.port}/v2`,
     `  Temporal UI  ${system.temporalUiUrl ?? '(external Temporal at ' + system.temporalAddress + ')'}`,
-    `  Admin token  ${adminToken}   (Authorization: Bearer … on /admin/v1)`,
+    `  Admin token  ${adminToken}   (Authorization: Bearer … on /admin/v1 and /metrics)`,
+    `  Worker       http://${config.worker.httpHost}:${(await system.workers[0]!.ready).httpPort}/metrics   (/healthz, /readyz; SHIPHOOK_WORKER_HTTP_PORT)`,
   ];
   if (seeded) {
     lines.push(

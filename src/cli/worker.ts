@@ -1,21 +1,28 @@
-import { DefaultLogger, Runtime } from '@temporalio/worker';
 import type { Config } from '../config';
 import { createDb } from '../db/database';
 import { log } from '../log';
+import { registerEngineMetrics } from '../metrics/engine';
+import { startProcessMetrics } from '../metrics/exposition';
+import { installTemporalRuntime } from '../temporal/runtime';
 import { createWorker } from '../worker';
+import { startWorkerHttp } from '../worker-http';
 import { reportReady, stopWithLauncher } from './parent';
 import { requireServices } from './require-env';
 
 export async function runWorker(baseConfig: Config): Promise<void> {
   const config = requireServices(baseConfig);
   stopWithLauncher();
-  // The SDK's own logs (bundler output, state changes) only from WARN up, unless debugging.
-  Runtime.install({ logger: new DefaultLogger(config.logLevel === 'debug' ? 'DEBUG' : 'WARN') });
+  const temporalMetricsUrl = await installTemporalRuntime(config);
   const db = createDb(config.databaseUrl);
+  startProcessMetrics();
+  registerEngineMetrics(db);
   const worker = await createWorker(config, db);
-  log.info('worker running', { taskQueue: config.taskQueue, namespace: config.temporalNamespace });
-  reportReady(); // the launcher waits for this before it says "ready"
+  const http = await startWorkerHttp(config, { db, temporal: async () => worker.client, temporalMetricsUrl });
+  log.info('worker running', { taskQueue: config.taskQueue, namespace: config.temporalNamespace, role: config.worker.role, http: `http://${config.worker.httpHost}:${http.port}` });
+  // The launcher waits for this before it goes on; the port may have been 0 (any free).
+  reportReady({ httpPort: http.port });
   await worker.run();
+  await http.close();
   await db.destroy();
   // Everything is stopped, but the SDK's native runtime keeps the event loop alive.
   process.exit(0);

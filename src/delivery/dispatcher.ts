@@ -4,6 +4,7 @@ import type { Db } from '../db/database';
 import { listen } from '../db/listen';
 import { OUTBOX_CHANNEL } from '../domain/events';
 import { log } from '../log';
+import { deliveryMetrics } from '../metrics/delivery';
 import { claimUndispatched, isPermanentStartFailure, markDispatched, markDispatchFailed, pendingTargets, releaseClaims, startDelivery } from './dispatch';
 
 /** Events claimed per pass at most, and at least while Temporal struggles (see `batchSize`). */
@@ -58,6 +59,7 @@ export function startDispatcher(opts: DispatcherOptions): { stop(): Promise<void
   async function dispatchBatch(): Promise<{ claimed: number; failed: number }> {
     const events = await claimUndispatched(db, batchSize, LEASE_MS);
     if (events.length === 0) return { claimed: 0, failed: 0 };
+    deliveryMetrics.claimed(events.length);
     const targets = await pendingTargets(db, events.map((e) => e.id));
     const starts = await Promise.allSettled(events.map((e) => startDelivery(client, config, e, targets.get(e.id) ?? [], { eager: true })));
     const started = events.filter((_, i) => starts[i]!.status === 'fulfilled').map((e) => e.id);

@@ -1,7 +1,7 @@
 import { rootCertificates } from 'node:tls';
 import { Agent, buildConnector, request } from 'undici';
 import { type AddressPolicy, type Lookup, resolveAllowed, systemLookup } from './address-guard';
-import { OutboundError, reasonOf, reasonText } from './outbound-error';
+import { OutboundError, type OutboundReason, reasonOf, reasonText } from './outbound-error';
 
 /**
  * The only way a request leaves for a customer's endpoint. The host is resolved
@@ -24,6 +24,8 @@ export interface SendResult {
   totalTimeMs: number;
   /** Why no response arrived, in words safe to show the account (no addresses). */
   error?: string;
+  /** …and as a code (metrics tell a refused address from a network failure). */
+  reason?: OutboundReason;
 }
 
 export interface HttpClientOptions extends AddressPolicy {
@@ -93,7 +95,7 @@ export function createHttpClient(options: HttpClientOptions) {
       } catch (err) {
         const reason = reasonOf(err);
         const error = reason === 'TIMEOUT' ? `timed out after ${options.timeoutMs} ms` : reasonText(reason);
-        return { status: 0, headers: {}, body: '', totalTimeMs: elapsed(), error };
+        return { status: 0, headers: {}, body: '', totalTimeMs: elapsed(), error, reason };
       }
     },
     close: () => agent.close(),

@@ -5,13 +5,15 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { bundleWorkflowCode } from '@temporalio/worker';
+import { temporalLogger } from './runtime';
 
 const WORKFLOWS = fileURLToPath(new URL('../../workflows/index.ts', import.meta.url));
 const CLI = fileURLToPath(new URL('../../bin/shiphook.mjs', import.meta.url));
 
 /** Bundles workflows/ for the Temporal worker's sandbox (webpack) into `outPath`. */
 export async function bundleWorkflows(outPath: string): Promise<void> {
-  const { code } = await bundleWorkflowCode({ workflowsPath: WORKFLOWS });
+  // webpack's report is INFO: only warnings and errors reach the log, as JSON lines.
+  const { code } = await bundleWorkflowCode({ workflowsPath: WORKFLOWS, logger: temporalLogger('WARN') });
   writeFileSync(outPath, code);
 }
 

@@ -1,5 +1,6 @@
-import { execFileSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import { type Account, call, createAccount, errorOf } from '../support/http';
@@ -176,7 +177,8 @@ describe('children', () => {
 describe('shiphook admin create-user', () => {
   it('prints {user, api_keys} and the keys work', async () => {
     const email = `cli${Date.now()}@example.com`;
-    const out = execFileSync(process.execPath, [path.resolve('bin/shiphook.mjs'), 'admin', 'create-user', '--name', 'From Shell', '--email', email, '--referral-customer'], {
+    // Not execFileSync: this process serves the api meanwhile.
+    const { stdout: out } = await promisify(execFile)(process.execPath, [path.resolve('bin/shiphook.mjs'), 'admin', 'create-user', '--name', 'From Shell', '--email', email, '--referral-customer'], {
       env: { ...process.env, DATABASE_URL: inject('databaseUrl'), LOG_LEVEL: 'warn' },
       encoding: 'utf8',
     });

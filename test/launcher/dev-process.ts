@@ -10,7 +10,7 @@ const CLI = path.resolve('bin/shiphook.mjs');
 export interface DevProcess {
   child: ChildProcess;
   env: NodeJS.ProcessEnv;
-  ports: { api: number; postgres: number; temporal: number; ui: number };
+  ports: { api: number; postgres: number; temporal: number; ui: number; worker: number };
   stdout(): string;
   stderr(): string;
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
@@ -19,7 +19,7 @@ export interface DevProcess {
 }
 
 export async function devPorts() {
-  return { api: await freePort(), postgres: await freePort(), temporal: await freePort(), ui: await freePort() };
+  return { api: await freePort(), postgres: await freePort(), temporal: await freePort(), ui: await freePort(), worker: await freePort() };
 }
 
 export function startDev(dataDir: string, ports: DevProcess['ports'], extraEnv: NodeJS.ProcessEnv = {}): DevProcess {
@@ -30,6 +30,7 @@ export function startDev(dataDir: string, ports: DevProcess['ports'], extraEnv: 
     SHIPHOOK_PG_PORT: String(ports.postgres),
     SHIPHOOK_TEMPORAL_PORT: String(ports.temporal),
     SHIPHOOK_TEMPORAL_UI_PORT: String(ports.ui),
+    SHIPHOOK_WORKER_HTTP_PORT: String(ports.worker),
     DATABASE_URL: '',
     TEMPORAL_ADDRESS: '',
     LOG_LEVEL: 'info',

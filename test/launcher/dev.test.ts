@@ -83,6 +83,7 @@ describe('shiphook dev', () => {
       ['postgres', 'SHIPHOOK_PG_PORT'],
       ['temporal', 'SHIPHOOK_TEMPORAL_PORT'],
       ['ui', 'SHIPHOOK_TEMPORAL_UI_PORT'],
+      ['worker', 'SHIPHOOK_WORKER_HTTP_PORT'],
     ] as const) {
       it(`${variable}`, async () => {
         const dataDir = tempDir(`taken-${which}`);

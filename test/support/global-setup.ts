@@ -1,14 +1,20 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, openSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import pg from 'pg';
 import type { TestProject } from 'vitest/node';
 import { startSystem } from '../../src/launcher/system';
+import { findLeaks, logFile } from './log-capture';
 import { TEST_ENV } from './test-config';
 
 declare module 'vitest' {
   export interface ProvidedContext {
     databaseUrl: string;
     temporalAddress: string;
+    /** The suite's worker's HTTP listener (/healthz, /readyz, /metrics). */
+    workerHttpPort: number;
+    /** Where every process of the suite writes its log lines (scanned for secrets at the end). */
+    logDir: string;
   }
 }
 
@@ -20,6 +26,10 @@ declare module 'vitest' {
  */
 export default async function setup(project: TestProject) {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'shiphook-test-'));
+  const logDir = path.join(dataDir, 'logs');
+  mkdirSync(logDir);
+  // At debug level, into a file: the richest logs the suite makes, all scanned for secrets at the end.
+  const out = openSync(logFile(logDir, 'worker'), 'a');
   const system = await startSystem({
     dataDir,
     databaseUrl: process.env.DATABASE_URL,
@@ -28,19 +38,46 @@ export default async function setup(project: TestProject) {
     persistent: false,
     ui: false,
     env: TEST_ENV,
-    workers: [{ label: 'worker', role: 'all' }],
-    output: ['ignore', 'inherit'],
+    workers: [{ label: 'worker', role: 'all', env: { LOG_LEVEL: 'debug' } }],
+    output: [out, out],
     // A worker that dies fails the tests that need it; say why at once.
-    onChildDied: (reason) => process.stderr.write(`\n[global setup] ${reason}\n`),
+    onChildDied: (reason) => process.stderr.write(`\n[global setup] ${reason}; see ${logFile(logDir, 'worker')}\n`),
   }).catch((err) => {
     rmSync(dataDir, { recursive: true, force: true });
     throw err;
   });
+  const worker = system.workers[0]!;
   project.provide('databaseUrl', system.databaseUrl);
   project.provide('temporalAddress', system.temporalAddress);
+  project.provide('workerHttpPort', (await worker.ready).httpPort as number);
+  project.provide('logDir', logDir);
 
   return async () => {
+    await worker.stop();
+    // After the last test: no key, secret or URL password in any log line of the suite.
+    const leaks = findLeaks(logDir, await secretsInUse(system.databaseUrl));
     await system.stop();
-    rmSync(dataDir, { recursive: true, force: true });
+    if (leaks.length) {
+      process.exitCode = 1; // vitest only reports an error thrown here; this fails the run
+      throw new Error(`secrets in the suite's logs (kept in ${logDir}):\n` + leaks.slice(0, 20).map((l) => `  ${l.file}:${l.line}: ${l.what}`).join('\n'));
+    }
+    if (process.env.SHIPHOOK_KEEP_TEST_LOGS) process.stdout.write(`\nThe suite's logs: ${logDir}\n`);
+    else rmSync(dataDir, { recursive: true, force: true });
   };
+}
+
+/** The API keys, webhook secrets and URL passwords the suite stored in the shared database. */
+async function secretsInUse(databaseUrl: string): Promise<string[]> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    const keys = await client.query<{ key: string }>('select key from api_keys');
+    const hooks = await client.query<{ url: string; webhook_secret: string | null }>('select url, webhook_secret from webhooks');
+    return [
+      ...keys.rows.map((r) => r.key),
+      ...hooks.rows.flatMap((r) => [r.webhook_secret ?? '', URL.canParse(r.url) ? decodeURIComponent(new URL(r.url).password) : '']),
+    ];
+  } finally {
+    await client.end();
+  }
 }

@@ -1,4 +1,5 @@
 import { type ChildProcess, execFile } from 'node:child_process';
+import { openSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
@@ -7,6 +8,7 @@ import type { Config, WorkerRole } from '../../src/config';
 import { startShiphookChild } from '../../src/launcher/child';
 import { freePort } from '../../src/launcher/ports';
 import { shiphookProcessEnv } from '../../src/launcher/process-env';
+import { logFile } from './log-capture';
 import { startSystem, type TestSystem, testConfig } from './system';
 import { TEST_ENV } from './test-config';
 
@@ -49,37 +51,47 @@ async function isolatedDatabase(databaseUrl?: string): Promise<{ url: string; dr
   };
 }
 
-/** A `shiphook api` or `shiphook worker` child process and what it wrote to stdout (its JSON log lines). */
+/** A `shiphook api` or `shiphook worker` child process; its log lines go to the suite's log folder. */
 export interface ShiphookProcess {
   child: ChildProcess;
-  logs: string[];
+  logFile: string;
+  /** Its HTTP listener (workers: /healthz, /readyz, /metrics). */
+  httpPort?: number;
+  /** What it logged so far (JSON lines). */
+  readonly logs: string[];
   /** Still running (never exited, never killed by a signal). */
   readonly alive: boolean;
   stop(): Promise<void>;
 }
 
-const MAX_LOG_LINES = 5000;
+/** A worker process and the port of its HTTP listener (/healthz, /readyz, /metrics). */
+export type WorkerProcess = ChildProcess & { httpPort: number; logFile: string };
 
-/** Starts `shiphook <command>` (the launcher's way) with the test timings; resolves once it is ready. */
+let started = 0;
+
+/**
+ * Starts `shiphook <command>` (the launcher's way) with the test timings, at debug
+ * level into the suite's log folder (scanned for secrets at the end); resolves once ready.
+ */
 async function startShiphookProcess(command: 'api' | 'worker', env: Record<string, string>): Promise<ShiphookProcess> {
-  const started = startShiphookChild({ command, env: { ...shiphookProcessEnv(), ...TEST_ENV, ...env }, output: ['pipe', 'inherit'] });
-  const child = started.process;
-  const logs: string[] = [];
-  let partial = '';
-  child.stdout!.on('data', (chunk: Buffer) => {
-    const lines = (partial + chunk.toString('utf8')).split('\n');
-    partial = lines.pop() ?? '';
-    logs.push(...lines);
-    if (logs.length > MAX_LOG_LINES) logs.splice(0, logs.length - MAX_LOG_LINES);
+  const file = logFile(inject('logDir'), `${command}-${process.pid}-${++started}`);
+  const out = openSync(file, 'a');
+  const launched = startShiphookChild({ command, env: { ...shiphookProcessEnv(), ...TEST_ENV, LOG_LEVEL: 'debug', ...env }, output: [out, out] });
+  const child = launched.process;
+  const ready = await launched.ready.catch((err: Error) => {
+    throw new Error(`${err.message}; see ${file}`);
   });
-  await started.ready;
   return {
     child,
-    logs,
+    logFile: file,
+    httpPort: ready.httpPort as number | undefined,
+    get logs() {
+      return readFileSync(file, 'utf8').split('\n').filter(Boolean);
+    },
     get alive() {
       return child.exitCode === null && child.signalCode === null;
     },
-    stop: () => started.stop(),
+    stop: () => launched.stop(),
   };
 }
 
@@ -117,8 +129,9 @@ export async function isolatedSystem({ env, ...config }: Partial<Config> & { env
       processes.push(w);
       return w;
     },
-    async worker(opts: { temporalAddress?: string; role?: WorkerRole; env?: Record<string, string> } = {}) {
-      return (await this.workerProcess(opts)).child;
+    async worker(opts: { temporalAddress?: string; role?: WorkerRole; env?: Record<string, string> } = {}): Promise<WorkerProcess> {
+      const p = await this.workerProcess(opts);
+      return Object.assign(p.child, { httpPort: p.httpPort!, logFile: p.logFile });
     },
     /** A `shiphook api` process on this system (on `port`, e.g. the one of an api it replaces), and a handle for `call()`. */
     async apiProcess(opts: { port?: number; env?: Record<string, string> } = {}): Promise<ShiphookProcess & { sys: TestSystem; port: number }> {

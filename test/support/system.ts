@@ -7,7 +7,9 @@ import { createRateLimits } from '../../src/api/rate-limit';
 import { startPrincipalCache } from '../../src/api/principal-cache';
 import { type Config, loadConfig } from '../../src/config';
 import { createDb, type Db } from '../../src/db/database';
+import { logToFile, setLogLevel } from '../../src/log';
 import { lazyTemporal, type TemporalClientSource } from '../../src/temporal/client';
+import { logFile } from './log-capture';
 import { TEST_ENV } from './test-config';
 
 /** The system under test as one test file sees it: a real API server on a free port. */
@@ -29,8 +31,19 @@ export function testConfig(): Config {
   });
 }
 
+let logsCaptured = false;
+
+/** This test process's log lines (its api's), at debug level, into the suite's log folder. */
+function captureLogs(): void {
+  if (logsCaptured) return;
+  logsCaptured = true;
+  logToFile(logFile(inject('logDir'), `tests-${process.pid}`));
+  setLogLevel('debug');
+}
+
 /** `rateLimitWindowSeconds`: longer windows, so a test's burst falls in one window even on a busy machine. */
 export async function startSystem(overrides: Partial<Config> = {}, opts: { rateLimitWindowSeconds?: number } = {}): Promise<TestSystem> {
+  captureLogs();
   const config = { ...testConfig(), ...overrides };
   const db = createDb(config.databaseUrl!, 5);
   const temporal = lazyTemporal(config);

@@ -16,4 +16,6 @@ export const TEST_ENV = {
   SHIPHOOK_TEST_TRACKER_STEP: '1s',
   SHIPHOOK_TASK_QUEUE: 'shiphook-test',
   LOG_LEVEL: 'warn',
+  // Several workers run at once: each takes any free port and reports it when ready.
+  SHIPHOOK_WORKER_HTTP_PORT: '0',
 } as const;

@@ -1,0 +1,43 @@
+import type { LogLevel } from '@temporalio/common';
+import { DefaultLogger, type LogEntry, Runtime } from '@temporalio/worker';
+import type { Config } from '../config';
+import { freePort } from '../launcher/ports';
+import { log } from '../log';
+
+const LEVEL = { TRACE: 'debug', DEBUG: 'debug', INFO: 'info', WARN: 'warn', ERROR: 'error' } as const;
+
+/**
+ * The Temporal SDK's runtime of a worker process, installed before anything connects:
+ * - its logs, and those of its native core, go to shiphook's logger (JSON lines,
+ *   redacted, one stream) instead of raw `[WARN] …` lines on stderr; from WARN up,
+ *   or INFO/DEBUG with LOG_LEVEL=debug;
+ * - its Prometheus exporter (task slots, poll and task latencies, …) listens on a
+ *   free loopback port; the worker's own `/metrics` appends what it serves, so one
+ *   scrape gets both.
+ * Returns the exporter's URL.
+ */
+export async function installTemporalRuntime(config: Config): Promise<string> {
+  const port = await freePort();
+  const debug = config.logLevel === 'debug';
+  Runtime.install({
+    logger: temporalLogger(debug ? 'DEBUG' : 'WARN'),
+    telemetryOptions: {
+      logging: { filter: { core: debug ? 'INFO' : 'WARN', other: 'ERROR' }, forward: {} },
+      metrics: {
+        prometheus: { bindAddress: `127.0.0.1:${port}`, countersTotalSuffix: true, unitSuffix: true, useSecondsForDurations: true },
+      },
+    },
+  });
+  return `http://127.0.0.1:${port}/metrics`;
+}
+
+/** A Temporal SDK logger that writes shiphook's log lines (also for the workflow bundler). */
+export const temporalLogger = (level: LogLevel) => new DefaultLogger(level, forward);
+
+/** One SDK log entry as a shiphook log line; a delivery workflow's id is its event's id. */
+function forward(entry: LogEntry): void {
+  const meta: Record<string, unknown> = { source: 'temporal', ...entry.meta };
+  delete meta.taskToken; // a capability to complete the activity: not for logs
+  if (meta.workflowType === 'deliverEvent' && typeof meta.workflowId === 'string') meta.event_id = meta.workflowId;
+  log[LEVEL[entry.level]](entry.message, meta);
+}
