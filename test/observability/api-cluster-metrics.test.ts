@@ -1,5 +1,4 @@
 import { openSync } from 'node:fs';
-import path from 'node:path';
 import { describe, expect, inject, it } from 'vitest';
 import { startShiphookChild } from '../../src/launcher/child';
 import { freePort } from '../../src/launcher/ports';
