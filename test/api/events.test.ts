@@ -97,7 +97,7 @@ describe('replay', () => {
     const receiver = await startReceiver((_d, _i, res) => res.writeHead(500).end());
     const hook = await webhook(sys, a.testKey, receiver.url);
     const event = await publish(sys, a.user.id, 'test');
-    await eventStatus(sys, a.testKey, event.id, 'failed', 15_000);
+    await eventStatus(sys, a.testKey, event.id, 'failed', 60_000); // four attempts; slow on a loaded machine
     // The health workflow disables the webhook after 4 failures spanning ≥ 1 s; re-enable it.
     await eventually(async () => ((await call(sys, 'GET', `/webhooks/${hook.id}`, { key: a.testKey })).body.disabled_at ? true : undefined), 10_000, 'disabled');
     await call(sys, 'PATCH', `/webhooks/${hook.id}`, { key: a.testKey, body: {} });

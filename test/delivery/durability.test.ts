@@ -17,7 +17,8 @@ beforeAll(async () => {
 });
 afterAll(() => sys.close());
 
-describe('durability', () => {
+// Worker processes, isolated databases, a dev server of its own: slow on a loaded machine.
+describe('durability', { timeout: 180_000 }, () => {
   it('the worker killed mid-delivery and restarted → the event still completes', async () => {
     const iso = await isolatedSystem();
     const receiver = await startReceiver(status(500));
@@ -69,12 +70,14 @@ describe('durability', () => {
       iso = await isolatedSystem({ temporalAddress: temporal.address });
       const acct = await createAccount(iso.api);
       await webhook(iso.api, acct.testKey, receiver.url);
-      await iso.worker({ temporalAddress: temporal.address });
+      const worker = await iso.workerProcess({ temporalAddress: temporal.address });
       await temporal.stop();
       const event = await publish(iso.api, acct.user.id, 'test');
       // Two dispatcher passes (notification and timer) fail to start it; it stays claimed by nobody.
-      await new Promise((r) => setTimeout(r, 4500));
+      const failedPasses = () => worker.logs.filter((l) => l.includes('delivery starts failed')).length;
+      await eventually(async () => (failedPasses() >= 2 ? true : undefined), 60_000, 'two failed dispatcher passes');
       expect(await iso.dispatchedAt(event.id)).toBeNull();
+      expect(worker.alive).toBe(true);
       expect(receiver.deliveries).toHaveLength(0);
       temporal = await startDevTemporal({ cliPath: process.env.TEMPORAL_CLI_PATH, port, dbFile, ui: false });
       await eventStatus(iso.api, acct.testKey, event.id, 'completed', 60_000);

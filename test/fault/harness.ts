@@ -1,9 +1,3 @@
-import { execFile } from 'node:child_process';
-import { createHash } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync, renameSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { promisify } from 'node:util';
 import { expect } from 'vitest';
 import type { Db } from '../../src/db/database';
 import { webhook } from '../support/events';
@@ -34,24 +28,6 @@ export const FAULT_ENV = {
 };
 
 const ADMIN = { authorization: `Bearer ${TEST_ENV.SHIPHOOK_ADMIN_TOKEN}` };
-
-/**
- * The workers' workflow bundle, built once per content of the sources it is made
- * from and shared by every fault file (a worker started without one would build
- * it itself, ~10 s of CPU per start).
- */
-export async function workflowBundleFile(): Promise<string> {
-  const hash = createHash('sha256');
-  for (const dir of ['workflows', 'src/temporal', 'activities']) {
-    for (const f of readdirSync(dir).sort()) if (f.endsWith('.ts')) hash.update(f).update(readFileSync(path.join(dir, f)));
-  }
-  const file = path.join(tmpdir(), `shiphook-fault-bundle-${hash.digest('hex').slice(0, 16)}.js`);
-  if (existsSync(file)) return file;
-  const partial = `${file}.${process.pid}.tmp`;
-  await promisify(execFile)(process.execPath, [path.resolve('bin/shiphook.mjs'), 'bundle-workflows', partial]);
-  renameSync(partial, file); // atomic: a concurrent file sees the whole bundle or none
-  return file;
-}
 
 /** What a burst saw while publishing through the API. */
 export interface Burst {
@@ -159,8 +135,7 @@ export async function everythingDelivered(db: Db, userId: string, endpoints: End
 
 /** A system of its own for one fault: its database, task queue, api and worker processes, receivers and an account with a webhook per receiver. */
 export async function faultSystem(opts: { databaseUrl?: string; temporalAddress?: string; receivers?: number; env?: Record<string, string> } = {}) {
-  const bundle = await workflowBundleFile();
-  const env = { SHIPHOOK_WORKFLOW_BUNDLE: bundle, ...FAULT_ENV, ...opts.env };
+  const env = { ...FAULT_ENV, ...opts.env };
   const iso: IsolatedSystem = await isolatedSystem({ databaseUrl: opts.databaseUrl, temporalAddress: opts.temporalAddress, env });
   const receivers: Receiver[] = [];
   try {
