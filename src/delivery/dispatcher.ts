@@ -17,14 +17,6 @@ const MIN_BATCH_SIZE = 5;
  */
 export const LEASE_MS = 15_000;
 
-/** What the dispatchers of this process did, for metrics (read, never reset). */
-export const dispatchCounters = {
-  /** Starts Temporal refused for good: each event marked as a dispatch incident. */
-  incidents: 0,
-  /** Starts that failed for a passing reason (Temporal unreachable) and are tried again. */
-  transientFailures: 0,
-};
-
 export interface DispatcherOptions {
   db: Db;
   databaseUrl: string;
@@ -80,8 +72,8 @@ export function startDispatcher(opts: DispatcherOptions): { stop(): Promise<void
     await markDispatchFailed(db, refused);
     const eager = starts.filter((s) => s.status === 'fulfilled' && s.value.eager).length;
     log.debug('dispatched', { started: started.length, eager, failed: failed.length, refused: refused.length });
-    dispatchCounters.transientFailures += failed.length;
-    dispatchCounters.incidents += refused.length;
+    deliveryMetrics.startsFailed('transient', failed.length);
+    deliveryMetrics.startsFailed('incident', refused.length);
     for (const r of refused) {
       // Once per event: it is not claimed again until an operator replays it.
       log.error('Temporal refused to start the delivery workflow; the event is marked as a dispatch incident (replay it once the cause is fixed)', { event_id: r.id, error: r.error.slice(0, 300) });

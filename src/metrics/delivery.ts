@@ -45,6 +45,12 @@ const dispatcherClaims = new Counter({
   help: 'Published events claimed by the outbox dispatcher to start their delivery workflows.',
 });
 
+const dispatchStartFailures = new Counter({
+  name: 'shiphook_dispatch_start_failures_total',
+  help: 'Delivery workflow starts that failed: transient (Temporal unreachable or slow; tried again on the next pass) or incident (refused for good; the event is marked for an operator to replay).',
+  labelNames: ['kind'] as const,
+});
+
 // Every known series starts at 0, so a first failure shows in rate() and on the dashboard.
 const OUTCOMES: AttemptOutcome[] = ['2xx', '3xx', '4xx', '5xx', 'timeout', 'network', 'refused'];
 for (const outcome of OUTCOMES) {
@@ -53,6 +59,7 @@ for (const outcome of OUTCOMES) {
 }
 for (const status of ['completed', 'failed']) eventsFinished.inc({ status }, 0);
 for (const reason of ['gone', 'failing']) webhooksDisabled.inc({ reason }, 0);
+for (const kind of ['transient', 'incident']) dispatchStartFailures.inc({ kind }, 0);
 
 /** The outcome class of an attempt: a status code, or for no answer, why (`refused` = the address guard). */
 export function attemptOutcome(status: number, error: string | undefined, refused: boolean): AttemptOutcome {
@@ -79,5 +86,8 @@ export const deliveryMetrics = {
   },
   claimed(count: number): void {
     dispatcherClaims.inc(count);
+  },
+  startsFailed(kind: 'transient' | 'incident', count: number): void {
+    if (count) dispatchStartFailures.inc({ kind }, count);
   },
 };

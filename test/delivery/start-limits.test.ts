@@ -4,15 +4,19 @@ import { WebhookUrlsAttr } from '../../src/temporal/search-attributes';
 import { eventStatus, publish, webhook } from '../support/events';
 import { call, createAccount } from '../support/http';
 import { isolatedSystem } from '../support/isolated';
+import { scrape, total } from '../support/metrics';
 import { eventually, startReceiver } from '../support/receiver';
 import { startSystem, type TestSystem } from '../support/system';
 import { TEST_ENV } from '../support/test-config';
 
 const ADMIN = { authorization: `Bearer ${TEST_ENV.SHIPHOOK_ADMIN_TOKEN}` };
 
-/** `base` padded with a query string to exactly `length` characters. */
+/**
+ * `base` padded to exactly `length` characters in its path (not its query string,
+ * which Temporal only ever sees masked as `?***`).
+ */
 const longUrl = (base: string, i: number, length: number) => {
-  const prefix = `${base}?n=${i}&pad=`;
+  const prefix = `${base}/${i}/`;
   return prefix + 'x'.repeat(length - prefix.length);
 };
 
@@ -34,7 +38,7 @@ describe('what Temporal limits in size', () => {
       await receiver.waitFor(100, 30_000);
       // Each URL at least once (a POST slower than the attempt timeout on a busy machine is sent again).
       expect(new Set(receiver.deliveries.map((d) => d.json.id))).toEqual(new Set([event.id]));
-      expect(new Set(receiver.deliveries.map((d) => new URL(d.url, 'http://x').searchParams.get('n'))).size).toBe(100);
+      expect(new Set(receiver.deliveries.map((d) => new URL(d.url, 'http://x').pathname.split('/')[2])).size).toBe(100);
       // The workflow's URL search attribute stays under Temporal's 2 KB per value.
       const described = await (await sys.temporal()).workflow.getHandle(event.id).describe();
       const listed = described.typedSearchAttributes.get(WebhookUrlsAttr) ?? [];
@@ -75,6 +79,9 @@ describe('what Temporal limits in size', () => {
       await otherReceiver.close();
       const incidentLines = worker.logs.filter((l) => l.includes(event.id) && l.includes('dispatch incident'));
       expect(incidentLines).toHaveLength(1);
+      // …and counted once, on the worker's metrics.
+      const samples = await scrape(`http://127.0.0.1:${worker.httpPort}/metrics`);
+      expect(total(samples, 'shiphook_dispatch_start_failures_total', { kind: 'incident' })).toBe(1);
       expect(receiver.deliveries).toHaveLength(0);
       const listed = await call(iso.api, 'GET', '/admin/v1/events/dispatch_incidents', { headers: ADMIN });
       expect(listed.body.events.map((e: { id: string }) => e.id)).toEqual([event.id]);
