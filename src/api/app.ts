@@ -6,6 +6,7 @@ import { debugEnabled, log } from '../log';
 import { requireAdmin } from './admin-auth';
 import { authenticate, forgetCallerAfterWrite } from './auth';
 import type { PrincipalCache } from './principal-cache';
+import { referenceRoutes } from './reference';
 import { adminRoutes } from './routes/admin';
 import { apiKeysRoutes } from './routes/api-keys';
 import { usersRoutes } from './routes/users';
@@ -31,7 +32,9 @@ export function createApp(deps: AppDeps): Express {
   app.set('query parser', 'simple');
   app.use(collapseSlashes);
   if (debugEnabled()) app.use(requestLog);
-  app.use(express.json({ limit: '1mb', type: ['application/json', 'application/*+json'] }));
+  // Not strict: a well-formed body of the wrong shape ("x", 5, null) reaches the schema and gets a 422.
+  app.use(express.json({ limit: '1mb', strict: false, type: ['application/json', 'application/*+json'] }));
+  app.use(referenceRoutes());
 
   const v2 = Router();
   v2.use(authenticate(deps.db, deps.principals));
