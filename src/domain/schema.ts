@@ -107,7 +107,7 @@ export interface InputRules {
 export function parseInput<S extends z.ZodType>(schema: S, input: unknown, rules: InputRules): z.output<S> {
   const result = schema.safeParse(input);
   if (result.success) return result.data;
-  throw schemaError(result.error.issues, rules);
+  throw schemaError(result.error.issues, rules, input);
 }
 
 /**
@@ -115,10 +115,11 @@ export function parseInput<S extends z.ZodType>(schema: S, input: unknown, rules
  * the operation's code unless it names its own), and every problem with that code
  * is listed, its field written as today: `custom_headers[1].name`, `parcel.weight`.
  */
-export function schemaError(issues: readonly z.core.$ZodIssue[], rules: InputRules): ApiError {
+export function schemaError(issues: readonly z.core.$ZodIssue[], rules: InputRules, input: unknown): ApiError {
   const wrapperIssue = rules.wrapper ? issues.find((i) => i.path.length === 0 || (i.path.length === 1 && i.path[0] === rules.wrapper)) : undefined;
   if (rules.wrapper && wrapperIssue) {
-    const blank = wrapperIssue.code === 'invalid_type' && (wrapperIssue.input === undefined || wrapperIssue.input === null);
+    const value = typeof input === 'object' && input !== null && !Array.isArray(input) ? (input as Record<string, unknown>)[rules.wrapper] : undefined;
+    const blank = value === undefined || value === null;
     return new ApiError('PARAMETER.REQUIRED', 'Missing required parameter.', [{ field: rules.wrapper, message: blank ? 'cannot be blank' : 'must be an object' }]);
   }
   const pathOf = (i: z.core.$ZodIssue) => (rules.wrapper && i.path[0] === rules.wrapper ? i.path.slice(1) : i.path);

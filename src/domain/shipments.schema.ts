@@ -155,9 +155,9 @@ export const Shipment = z
     is_return: z.boolean(), messages: z.array(z.unknown()), options: z.record(z.string(), z.unknown()),
     batch_id: z.string().nullable(), batch_status: z.string().nullable(), batch_message: z.string().nullable(), customs_info: z.null(),
     from_address: Address, to_address: Address, return_address: Address, buyer_address: Address,
-    insurance: z.string().nullable(), order_id: z.string().nullable(), parcel: Parcel, postage_label: PostageLabel.nullable(),
-    rates: z.array(Rate), selected_rate: Rate.nullable(), refund_status: z.string().nullable(), scan_form: z.null(),
-    tracker: Tracker.nullable(), forms: z.array(z.unknown()), fees: z.array(Fee),
+    insurance: z.string().nullable(), order_id: z.string().nullable(), parcel: Parcel, postage_label: z.union([PostageLabel, z.null()]),
+    rates: z.array(Rate), selected_rate: z.union([Rate, z.null()]), refund_status: z.string().nullable(), scan_form: z.null(),
+    tracker: z.union([Tracker, z.null()]), forms: z.array(z.unknown()), fees: z.array(Fee),
     usps_zone: z.number().int().openapi({ description: 'The carrier-specific zone (1–9) of the simulated carrier.' }),
   })
   .openapi('Shipment');
