@@ -3,6 +3,7 @@ import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { inject } from 'vitest';
 import { createApp } from '../../src/api/app';
+import { answerParserErrors } from '../../src/api/client-error';
 import { startPrincipalCache } from '../../src/api/principal-cache';
 import { type Config, loadConfig } from '../../src/config';
 import { createDb, type Db } from '../../src/db/database';
@@ -36,6 +37,7 @@ export async function startSystem(overrides: Partial<Config> = {}): Promise<Test
   const principals = startPrincipalCache(config.databaseUrl!);
   const app = createApp({ config, db, temporal, principals });
   const server: Server = app.listen(0, '127.0.0.1');
+  answerParserErrors(server);
   await once(server, 'listening');
   const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {
