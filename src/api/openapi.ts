@@ -58,6 +58,8 @@ interface Operation {
   params?: [string, string][];
   query?: z.ZodObject;
   body?: z.ZodType;
+  /** The body may be left out (every field of it is optional). */
+  bodyOptional?: boolean;
   status: number;
   response?: z.ZodType;
   admin?: boolean;
@@ -75,14 +77,14 @@ const OPERATIONS: Operation[] = [
   { method: 'post', path: '/webhooks', tag: 'Webhooks', summary: 'Create a webhook', body: CreateWebhookBody, status: 201, response: Webhook },
   { method: 'get', path: '/webhooks', tag: 'Webhooks', summary: 'List webhooks', description: 'Unpaginated: all webhooks of the key\'s user and mode.', status: 200, response: WebhookList },
   { method: 'get', path: '/webhooks/{id}', tag: 'Webhooks', summary: 'Retrieve a webhook', params: [['id', ID('hook')]], status: 200, response: Webhook },
-  { method: 'patch', path: '/webhooks/{id}', tag: 'Webhooks', summary: 'Update (and re-enable) a webhook', description: 'Answers 201, as the real API does.', params: [['id', ID('hook')]], body: UpdateWebhookBody, status: 201, response: Webhook },
+  { method: 'patch', path: '/webhooks/{id}', tag: 'Webhooks', summary: 'Update (and re-enable) a webhook', description: 'Answers 201, as the real API does.', params: [['id', ID('hook')]], body: UpdateWebhookBody, bodyOptional: true, status: 201, response: Webhook },
   { method: 'delete', path: '/webhooks/{id}', tag: 'Webhooks', summary: 'Delete a webhook', params: [['id', ID('hook')]], status: 200, response: Empty },
   // seed 4.3 and what shiphook adds
   { method: 'get', path: '/events', tag: 'Events', summary: 'List events', description: 'Newest first; items without `result`, `previous_attributes` and the URLs.', query: pageQuery('evt'), status: 200, response: EventList },
   { method: 'get', path: '/events/{id}', tag: 'Events', summary: 'Retrieve an event', description: 'Without `result`.', params: [['id', ID('evt')]], status: 200, response: Event },
   { method: 'get', path: '/events/{id}/payloads', tag: 'Events', summary: 'List the delivery attempts (Payloads) of an event', params: [['id', ID('evt')]], status: 200, response: PayloadList },
   { method: 'get', path: '/events/{id}/payloads/{payload_id}', tag: 'Events', summary: 'Retrieve one delivery attempt', params: [['id', ID('evt')], ['payload_id', ID('payload')]], status: 200, response: Payload },
-  { method: 'post', path: '/events/{id}/replay', tag: 'Events', summary: 'Replay an event', params: [['id', ID('evt')]], body: ReplayBody, status: 200, response: Event },
+  { method: 'post', path: '/events/{id}/replay', tag: 'Events', summary: 'Replay an event', params: [['id', ID('evt')]], body: ReplayBody, bodyOptional: true, status: 200, response: Event },
   // seed 4.4
   { method: 'post', path: '/end_shippers', tag: 'EndShippers', summary: 'Create an EndShipper', body: EndShipperBody, status: 201, response: EndShipper },
   { method: 'get', path: '/end_shippers', tag: 'EndShippers', summary: 'List EndShippers', query: pageQuery('es'), status: 200, response: EndShipperList },
@@ -126,7 +128,7 @@ function buildDocument() {
       request: {
         ...(op.params ? { params: idParams(...op.params) } : {}),
         ...(op.query ? { query: op.query } : {}),
-        ...(op.body ? { body: { required: true, content: json(op.body) } } : {}),
+        ...(op.body ? { body: { required: !op.bodyOptional, content: json(op.body) } } : {}),
       },
       responses: {
         [op.status]: op.response ? { description: 'Success.', content: json(op.response) } : { description: 'Success, no body.' },

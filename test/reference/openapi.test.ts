@@ -81,7 +81,7 @@ describe('GET /v2/openapi.json', () => {
     expect(s.Error.properties.error.required).toEqual(['code', 'message', 'errors']);
     const page = doc.paths['/v2/end_shippers'].get.parameters.map((p: any) => p.name);
     expect(page).toEqual(['page_size', 'before_id', 'after_id', 'start_datetime', 'end_datetime']);
-    expect(doc.paths['/v2/events'].get.parameters.find((p: any) => p.name === 'page_size').schema).toMatchObject({ type: 'integer', maximum: 100 });
+    expect(doc.paths['/v2/events'].get.parameters.find((p: any) => p.name === 'page_size').schema.anyOf[0]).toMatchObject({ type: 'integer', maximum: 100 });
     const example = doc.paths['/v2/end_shippers'].post.requestBody.content['application/json'].schema.example;
     expect(example.address).toMatchObject({ street1: '388 Townsend St', country: 'US' });
   });

@@ -18,6 +18,8 @@ export interface TestSystem {
   origin: string; // http://127.0.0.1:PORT
   /** The API's own Temporal client (connected on first use, closed by `close`). */
   temporal: TemporalClientSource;
+  /** The API's HTTP server (to count or watch what reaches it). */
+  server: Server;
   close(): Promise<void>;
 }
 
@@ -46,6 +48,7 @@ export async function startSystem(overrides: Partial<Config> = {}): Promise<Test
     origin,
     baseUrl: `${origin}/v2`,
     temporal,
+    server,
     async close() {
       server.closeAllConnections();
       await new Promise((r) => server.close(r));
