@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
 import express, { Router } from 'express';
+import { ApiError } from '../errors/api-error';
 import { OPENAPI_PATH, openapiJson } from './openapi';
 
 /**
@@ -24,6 +25,10 @@ export function referenceRoutes(): Router {
   const router = Router();
   router.get(OPENAPI_PATH, (_req, res) => {
     res.type('application/json').send(openapiJson());
+  });
+  router.all(OPENAPI_PATH, (_req, res) => {
+    res.setHeader('Allow', 'GET');
+    throw new ApiError('METHOD_NOT_ALLOWED', `Method not supported for ${OPENAPI_PATH}; use GET.`);
   });
   router.get('/docs', (req, res, next) => {
     if (!req.originalUrl.split('?')[0]!.endsWith('/')) return res.redirect(301, '/docs/');

@@ -18,7 +18,13 @@ import { TEST_ENV } from '../support/test-config';
  */
 const EXAMPLES = Number(process.env.SHIPHOOK_FUZZ_EXAMPLES ?? 25);
 const MIN_REQUESTS = Number(process.env.SHIPHOOK_FUZZ_MIN_REQUESTS ?? 2000);
-const CHECKS = 'not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance,negative_data_rejection';
+const CHECKS = process.env.SHIPHOOK_FUZZ_CHECKS ?? [
+  'not_a_server_error', 'status_code_conformance', 'content_type_conformance', 'response_schema_conformance',
+  'negative_data_rejection', 'unsupported_method', 'ignored_auth',
+].join(',');
+
+// positive_data_acceptance is left out: some rules cannot be said in JSON Schema (not before_id with
+// after_id, unique header names, all three dimensions or none, a free email, the right current_password).
 
 let sys: TestSystem;
 let acct: Account;

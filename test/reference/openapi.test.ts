@@ -2,6 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openapiSpecValidator } from '../support/python-tools';
 import { startSystem, type TestSystem } from '../support/system';
@@ -35,6 +36,25 @@ describe('GET /v2/openapi.json', () => {
     expect(res.headers.get('content-type')).toMatch(/application\/json/);
     doc = await res.json();
     expect(doc.openapi).toBe('3.1.0');
+  });
+
+  it('answers 405 with Allow: GET to other methods (a fuzzer finding: TRACE was 404)', async () => {
+    for (const method of ['TRACE', 'POST', 'DELETE']) {
+      const res = await request(`${sys.baseUrl}/openapi.json`, { method }); // fetch refuses TRACE
+      expect(res.statusCode).toBe(405);
+      expect(res.headers.allow).toBe('GET');
+      expect(((await res.body.json()) as any).error.code).toBe('METHOD_NOT_ALLOWED');
+    }
+  });
+
+  it('documents what is accepted: valueless query parameters, bodies that may be left out (fuzzer findings)', () => {
+    for (const name of ['page_size', 'before_id', 'after_id', 'start_datetime', 'end_datetime']) {
+      const param = doc.paths['/v2/events'].get.parameters.find((p: any) => p.name === name);
+      expect(param.schema.anyOf, name).toContainEqual({ type: 'string', enum: [''] });
+    }
+    expect(doc.paths['/v2/webhooks/{id}'].patch.requestBody.required).toBe(false);
+    expect(doc.paths['/v2/events/{id}/replay'].post.requestBody.required).toBe(false);
+    expect(doc.paths['/v2/webhooks'].post.requestBody.required).toBe(true);
   });
 
   it('is accepted by openapi-spec-validator (PyPI)', () => {
