@@ -50,3 +50,41 @@ function assertValid(validate: ReturnType<typeof ajv.compile>, body: unknown, wh
   const problems = (validate.errors ?? []).slice(0, 5).map((e) => `${e.instancePath || '(root)'} ${e.message}${e.params && 'additionalProperty' in e.params ? ` '${e.params.additionalProperty}'` : ''}`);
   throw new Error(`contract: ${what} does not match the OpenAPI document: ${problems.join('; ')}\n${JSON.stringify(body).slice(0, 500)}`);
 }
+
+/**
+ * Watches every response the test server sends, whoever asked (call(), fetch, the
+ * official clients), and records those that break the document; the system's
+ * `close()` fails the test file with them. Only /docs assets are not JSON.
+ */
+export function watchResponses(server: import('node:http').Server, violations: string[]): void {
+  server.prependListener('request', (req, res) => {
+    const chunks: Buffer[] = [];
+    const url = req.url ?? '/'; // routers rewrite req.url on the way
+    const { write, end } = res;
+    const keep = (chunk: unknown, encoding?: unknown) => {
+      if (chunk !== undefined && chunk !== null && typeof chunk !== 'function') {
+        chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as string, typeof encoding === 'string' ? (encoding as BufferEncoding) : 'utf8'));
+      }
+    };
+    res.write = function (this: typeof res, chunk: unknown, ...rest: unknown[]) {
+      keep(chunk, rest[0]);
+      return (write as (...a: unknown[]) => boolean).call(this, chunk, ...rest);
+    } as typeof res.write;
+    res.end = function (this: typeof res, chunk?: unknown, ...rest: unknown[]) {
+      keep(chunk, rest[0]);
+      return (end as (...a: unknown[]) => typeof res).call(this, chunk, ...rest);
+    } as typeof res.end;
+    res.on('finish', () => {
+      const path = new URL(url.replace(/^\/+/, '/'), 'http://x').pathname;
+      if (path === '/docs' || path.startsWith('/docs/') || req.method === 'HEAD') return;
+      const text = Buffer.concat(chunks).toString('utf8');
+      try {
+        const type = String(res.getHeader('content-type') ?? '');
+        if (text && !type.startsWith('application/json')) throw new Error(`contract: ${req.method} ${path} → ${res.statusCode} answered ${type || 'no content type'}, not JSON`);
+        checkResponse(req.method ?? 'GET', path, res.statusCode, text ? JSON.parse(text) : undefined);
+      } catch (err) {
+        violations.push((err as Error).message.slice(0, 1000));
+      }
+    });
+  });
+}

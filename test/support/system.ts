@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { inject } from 'vitest';
 import { createApp } from '../../src/api/app';
 import { answerParserErrors } from '../../src/api/client-error';
+import { watchResponses } from './contract';
 import { startPrincipalCache } from '../../src/api/principal-cache';
 import { type Config, loadConfig } from '../../src/config';
 import { createDb, type Db } from '../../src/db/database';
@@ -40,6 +41,9 @@ export async function startSystem(overrides: Partial<Config> = {}): Promise<Test
   const app = createApp({ config, db, temporal, principals });
   const server: Server = app.listen(0, '127.0.0.1');
   answerParserErrors(server);
+  // Every response, whoever asked, is checked against the OpenAPI document; close() reports what broke it.
+  const violations: string[] = [];
+  watchResponses(server, violations);
   await once(server, 'listening');
   const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {
@@ -53,6 +57,7 @@ export async function startSystem(overrides: Partial<Config> = {}): Promise<Test
       server.closeAllConnections();
       await new Promise((r) => server.close(r));
       await Promise.all([db.destroy(), temporal.close(), principals.close()]);
+      if (violations.length) throw new Error(`${violations.length} responses broke the OpenAPI document:\n${violations.slice(0, 10).join('\n')}`);
     },
   };
 }
