@@ -64,39 +64,41 @@ interface Operation {
   response?: z.ZodType;
   admin?: boolean;
   productionOnly?: boolean;
+  /** Operations that take an id from this response: operation (`method path`) → JSON pointer into the body. */
+  links?: Record<string, string>;
 }
 
 const OPERATIONS: Operation[] = [
   // seed 4.1
-  { method: 'post', path: '/api_keys', tag: 'API keys', summary: 'Create an API key', description: 'Creates keys for the User and all its children; answers the caller\'s key. ReferralCustomers and children only.', body: CreateKeyBody, status: 201, response: ApiKey, productionOnly: true },
+  { method: 'post', path: '/api_keys', tag: 'API keys', summary: 'Create an API key', description: 'Creates keys for the User and all its children; answers the caller\'s key. ReferralCustomers and children only.', body: CreateKeyBody, status: 201, response: ApiKey, productionOnly: true, links: { 'post /api_keys/{id}/disable': '/id', 'post /api_keys/{id}/enable': '/id', 'delete /api_keys/{id}': '/id' } },
   { method: 'get', path: '/api_keys', tag: 'API keys', summary: 'List API keys', description: 'Both modes; the User and all its children (a child sees only its own keys).', status: 200, response: ApiKeys, productionOnly: true },
   { method: 'post', path: '/api_keys/{id}/disable', tag: 'API keys', summary: 'Disable an API key', params: [['id', ID('ak')]], status: 200, response: ApiKey, productionOnly: true },
   { method: 'post', path: '/api_keys/{id}/enable', tag: 'API keys', summary: 'Enable an API key', params: [['id', ID('ak')]], status: 200, response: ApiKey, productionOnly: true },
   { method: 'delete', path: '/api_keys/{id}', tag: 'API keys', summary: 'Delete an API key', description: 'Answers an empty object (seed 4.1).', params: [['id', ID('ak')]], status: 200, response: Empty, productionOnly: true },
   // seed 4.2
-  { method: 'post', path: '/webhooks', tag: 'Webhooks', summary: 'Create a webhook', body: CreateWebhookBody, status: 201, response: Webhook },
+  { method: 'post', path: '/webhooks', tag: 'Webhooks', summary: 'Create a webhook', body: CreateWebhookBody, status: 201, response: Webhook, links: { 'get /webhooks/{id}': '/id', 'patch /webhooks/{id}': '/id', 'delete /webhooks/{id}': '/id' } },
   { method: 'get', path: '/webhooks', tag: 'Webhooks', summary: 'List webhooks', description: 'Unpaginated: all webhooks of the key\'s user and mode.', status: 200, response: WebhookList },
   { method: 'get', path: '/webhooks/{id}', tag: 'Webhooks', summary: 'Retrieve a webhook', params: [['id', ID('hook')]], status: 200, response: Webhook },
   { method: 'patch', path: '/webhooks/{id}', tag: 'Webhooks', summary: 'Update (and re-enable) a webhook', description: 'Answers 201, as the real API does.', params: [['id', ID('hook')]], body: UpdateWebhookBody, bodyOptional: true, status: 201, response: Webhook },
   { method: 'delete', path: '/webhooks/{id}', tag: 'Webhooks', summary: 'Delete a webhook', params: [['id', ID('hook')]], status: 200, response: Empty },
   // seed 4.3 and what shiphook adds
-  { method: 'get', path: '/events', tag: 'Events', summary: 'List events', description: 'Newest first; items without `result`, `previous_attributes` and the URLs.', query: pageQuery('evt'), status: 200, response: EventList },
+  { method: 'get', path: '/events', tag: 'Events', summary: 'List events', description: 'Newest first; items without `result`, `previous_attributes` and the URLs.', query: pageQuery('evt'), status: 200, response: EventList, links: { 'get /events/{id}': '/events/0/id', 'get /events/{id}/payloads': '/events/0/id', 'post /events/{id}/replay': '/events/0/id' } },
   { method: 'get', path: '/events/{id}', tag: 'Events', summary: 'Retrieve an event', description: 'Without `result`.', params: [['id', ID('evt')]], status: 200, response: Event },
   { method: 'get', path: '/events/{id}/payloads', tag: 'Events', summary: 'List the delivery attempts (Payloads) of an event', params: [['id', ID('evt')]], status: 200, response: PayloadList },
   { method: 'get', path: '/events/{id}/payloads/{payload_id}', tag: 'Events', summary: 'Retrieve one delivery attempt', params: [['id', ID('evt')], ['payload_id', ID('payload')]], status: 200, response: Payload },
   { method: 'post', path: '/events/{id}/replay', tag: 'Events', summary: 'Replay an event', params: [['id', ID('evt')]], body: ReplayBody, bodyOptional: true, status: 200, response: Event },
   // seed 4.4
-  { method: 'post', path: '/end_shippers', tag: 'EndShippers', summary: 'Create an EndShipper', body: EndShipperBody, status: 201, response: EndShipper },
+  { method: 'post', path: '/end_shippers', tag: 'EndShippers', summary: 'Create an EndShipper', body: EndShipperBody, status: 201, response: EndShipper, links: { 'get /end_shippers/{id}': '/id', 'put /end_shippers/{id}': '/id' } },
   { method: 'get', path: '/end_shippers', tag: 'EndShippers', summary: 'List EndShippers', query: pageQuery('es'), status: 200, response: EndShipperList },
   { method: 'get', path: '/end_shippers/{id}', tag: 'EndShippers', summary: 'Retrieve an EndShipper', params: [['id', ID('es')]], status: 200, response: EndShipper },
   { method: 'put', path: '/end_shippers/{id}', tag: 'EndShippers', summary: 'Replace an EndShipper\'s address', description: 'No partial update: every field required at creation is required.', params: [['id', ID('es')]], body: EndShipperBody, status: 200, response: EndShipper },
-  { method: 'post', path: '/shipments', tag: 'Shipments', summary: 'Create a shipment (rated by the simulated carrier)', body: CreateShipmentBody, status: 201, response: Shipment },
+  { method: 'post', path: '/shipments', tag: 'Shipments', summary: 'Create a shipment (rated by the simulated carrier)', body: CreateShipmentBody, status: 201, response: Shipment, links: { 'get /shipments/{id}': '/id', 'post /shipments/{id}/buy': '/id' } },
   { method: 'get', path: '/shipments/{id}', tag: 'Shipments', summary: 'Retrieve a shipment', params: [['id', ID('shp')]], status: 200, response: Shipment },
   { method: 'post', path: '/shipments/{id}/buy', tag: 'Shipments', summary: 'Buy a shipment with an EndShipper', params: [['id', ID('shp')]], body: BuyBody, status: 200, response: Shipment },
   // seed 4.5 and children
   { method: 'get', path: '/users', tag: 'Users', summary: 'Retrieve the authenticated User', status: 200, response: AnyUser, productionOnly: true },
   { method: 'patch', path: '/users', tag: 'Users', summary: 'Update the authenticated User', body: UpdateUserBody, status: 200, response: AnyUser, productionOnly: true },
-  { method: 'post', path: '/users', tag: 'Users', summary: 'Create a child User', description: 'Answers the child with one test and one production key.', body: CreateChildBody, status: 201, response: CreatedChild, productionOnly: true },
+  { method: 'post', path: '/users', tag: 'Users', summary: 'Create a child User', description: 'Answers the child with one test and one production key.', body: CreateChildBody, status: 201, response: CreatedChild, productionOnly: true, links: { 'get /users/{id}': '/id', 'patch /users/{id}': '/id', 'delete /users/{id}': '/id' } },
   { method: 'get', path: '/users/children', tag: 'Users', summary: 'List child Users', description: 'Oldest first, paged with `after_id`.', query: pageQuery('user'), status: 200, response: ChildList, productionOnly: true },
   { method: 'get', path: '/users/{id}', tag: 'Users', summary: 'Retrieve a User (the caller or a child)', params: [['id', ID('user')]], status: 200, response: AnyUser, productionOnly: true },
   { method: 'patch', path: '/users/{id}', tag: 'Users', summary: 'Update a User (the caller or a child)', params: [['id', ID('user')]], body: UpdateUserBody, status: 200, response: AnyUser, productionOnly: true },
@@ -114,9 +116,19 @@ function buildDocument() {
   registry.registerComponent('securitySchemes', 'basicAuth', { type: 'http', scheme: 'basic', description: 'The API key as user name, empty password.' });
   registry.registerComponent('securitySchemes', 'bearerAuth', { type: 'http', scheme: 'bearer', description: 'The API key as bearer token.' });
   registry.registerComponent('securitySchemes', 'operatorToken', { type: 'http', scheme: 'bearer', description: 'The operator API: `SHIPHOOK_ADMIN_TOKEN`.' });
+  const operationId = (op: Pick<Operation, 'method' | 'path' | 'admin'>) =>
+    `${op.admin ? 'admin' : ''}${op.method}${op.path}`.replace(/[{}]/g, '').replace(/[/_](\w)/g, (_m, c: string) => c.toUpperCase());
   for (const op of OPERATIONS) {
     const prefix = op.admin ? '/admin/v1' : '/v2';
-    const id = `${op.admin ? 'admin' : ''}${op.method}${op.path}`.replace(/[{}]/g, '').replace(/[/_](\w)/g, (_m, c: string) => c.toUpperCase());
+    const id = operationId(op);
+    const links = op.links
+      ? Object.fromEntries(
+          Object.entries(op.links).map(([target, pointer]) => {
+            const [method, path] = target.split(' ') as [Operation['method'], string];
+            return [operationId({ method, path }), { operationId: operationId({ method, path }), parameters: { id: `$response.body#${pointer}` } }];
+          }),
+        )
+      : undefined;
     registry.registerPath({
       method: op.method,
       path: prefix + op.path,
@@ -131,7 +143,7 @@ function buildDocument() {
         ...(op.body ? { body: { required: !op.bodyOptional, content: json(op.body) } } : {}),
       },
       responses: {
-        [op.status]: op.response ? { description: 'Success.', content: json(op.response) } : { description: 'Success, no body.' },
+        [op.status]: op.response ? { description: 'Success.', content: json(op.response), ...(links ? { links } : {}) } : { description: 'Success, no body.' },
         ...ERRORS,
       },
     });

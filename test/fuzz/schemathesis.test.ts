@@ -53,7 +53,7 @@ function fuzz(run: Run): Promise<{ code: number | null; output: string }> {
   const tool = schemathesis();
   const args = [
     'run', `${sys.origin}/v2/openapi.json`, '--url', sys.origin,
-    '--checks', CHECKS, '--mode', 'all', '--phases', 'examples,coverage,fuzzing',
+    '--checks', CHECKS, '--mode', 'all', '--phases', process.env.SHIPHOOK_FUZZ_PHASES ?? 'examples,coverage,fuzzing,stateful',
     '--max-examples', String(EXAMPLES), '--seed', String(Number(process.env.SHIPHOOK_FUZZ_SEED ?? 20261123)),
     '--workers', '2', '--request-timeout', '30', '--suppress-health-check', 'all', '--no-shrink',
     '--report', 'junit', '--report-junit-path', path.join(reportDir, `${run.name}.xml`),
@@ -90,6 +90,7 @@ describe('Schemathesis against the OpenAPI document', () => {
       const { code, output } = await fuzz(run);
       const summary = output.split('\n').filter((l) => /test cases|operations|failures|passed|errors|seed/i.test(l)).slice(-6).join(' | ');
       process.stdout.write(`schemathesis ${run.name}: exit ${code}, ${requests - before} requests; ${summary}\n`);
+      if (process.env.SHIPHOOK_FUZZ_VERBOSE) process.stdout.write(output);
       if (code !== 0) failures.push(`--- ${run.name} (exit ${code}) ---\n${output.slice(-12_000)}`);
       const junit = readFileSync(path.join(reportDir, `${run.name}.xml`), 'utf8');
       expect(junit).toMatch(/<testsuite /);
