@@ -87,10 +87,6 @@ function freeFormProblem(root: unknown): string | undefined {
   return undefined;
 }
 
-/** A path parameter that is an id; anything else is simply not found. */
-export const idParam = (prefix: string, example: string) =>
-  z.string().openapi({ param: { name: 'id', in: 'path' }, description: `Id (prefix \`${prefix}_\`).`, example });
-
 // ---- schema failure → the seed's error body ---------------------------------------
 
 export interface InputRules {

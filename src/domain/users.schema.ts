@@ -60,9 +60,15 @@ export const NewParentUser = z
   )
   .openapi('NewParentUser', { example: { name: 'Jack Sparrow', email: 'jack@example.com', referral_customer: true, end_shipper_enabled: true, balance: '100.00' } });
 
+/** The operator's change of a parent's credentials: no current password asked (the account may have none). */
+export const OperatorUserUpdate = z
+  .object({ email: email().optional(), password: password().optional() }, { error: 'must be a JSON object' })
+  .openapi('OperatorUserUpdate', { example: { email: 'jack@example.com', password: 'a long new password' } });
+
 export const USER_UPDATE_INPUT: InputRules = { code: 'USER.INVALID', message: 'The user could not be updated.', wrapper: 'user' };
 export const USER_CREATE_INPUT: InputRules = { code: 'USER.INVALID', message: 'The user could not be created.', wrapper: 'user' };
 export const PARENT_CREATE_INPUT: InputRules = { code: 'USER.INVALID', message: 'The user could not be created.' };
+export const OPERATOR_UPDATE_INPUT: InputRules = { code: 'USER.INVALID', message: 'The user could not be updated.' };
 
 const stamp = (example: string) => z.string().openapi({ format: 'date-time', example });
 const money = (example: string) => z.string().openapi({ example, description: 'US dollars.' });

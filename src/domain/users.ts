@@ -7,7 +7,7 @@ import { apiKeyView, issueKey } from './api-keys';
 import type { Principal } from './principal';
 import { parseInput } from './schema';
 import { hashPassword, verifyPassword } from './secrets';
-import { CreateChildBody, NewParentUser as NewParentUserSchema, PARENT_CREATE_INPUT, UpdateChildBody, UpdateUserBody, USER_CREATE_INPUT, USER_UPDATE_INPUT } from './users.schema';
+import { CreateChildBody, NewParentUser as NewParentUserSchema, OPERATOR_UPDATE_INPUT, OperatorUserUpdate, PARENT_CREATE_INPUT, UpdateChildBody, UpdateUserBody, USER_CREATE_INPUT, USER_UPDATE_INPUT } from './users.schema';
 import { type PageParams, paginate } from '../db/paginate';
 
 /**
@@ -160,6 +160,23 @@ export async function updateUser(db: Db, who: Principal, id: string | undefined,
     if (password !== undefined) changes.password_hash = await hashPassword(password);
   }
 
+  return saveUser(db, target, changes);
+}
+
+/** PATCH /admin/v1/users/:id: an operator sets a parent's email or password, no current password needed. */
+export async function operatorUpdateUser(db: Db, id: string, body: unknown) {
+  const input = parseInput(OperatorUserUpdate, body, OPERATOR_UPDATE_INPUT);
+  const target = hasPrefix(id, 'user')
+    ? await db.selectFrom('users').selectAll().where('id', '=', id).where('parent_id', 'is', null).where('deleted_at', 'is', null).executeTakeFirst()
+    : undefined;
+  if (!target) throw notFound('User not found.');
+  const changes: UserUpdate = {};
+  if (input.email !== undefined) changes.email = input.email;
+  if (input.password !== undefined) changes.password_hash = await hashPassword(input.password);
+  return saveUser(db, target, changes);
+}
+
+async function saveUser(db: Db, target: UserRow, changes: UserUpdate) {
   if (Object.keys(changes).length === 0) return userView(db, target);
   try {
     const row = await db

@@ -136,6 +136,17 @@ describe('current_password (seed 4.5)', () => {
     }
     const row = await sys.db.selectFrom('users').select(['email', 'password_hash']).where('id', '=', a.user.id).executeTakeFirstOrThrow();
     expect(row).toEqual({ email: a.user.email, password_hash: null });
+
+    // The operator API can; afterwards the account changes them with its current password.
+    const email = `set${Date.now()}@example.com`;
+    const set = await call(sys, 'PATCH', `/admin/v1/users/${a.user.id}`, { headers: admin, body: { email, password: 'operator set this' } });
+    expect(set.status).toBe(200);
+    expect(set.body.email).toBe(email);
+    const changed = await call(sys, 'PATCH', '/users', { key: a.prodKey, body: { user: { password: 'user chose this', current_password: 'operator set this' } } });
+    expect(changed.status).toBe(200);
+    expectRefused(await call(sys, 'PATCH', `/admin/v1/users/${a.user.id}`, { body: { email } }), 401, 'UNAUTHORIZED');
+    expectRefused(await call(sys, 'PATCH', '/admin/v1/users/user_%00', { headers: admin, body: { email } }), 404, 'NOT_FOUND');
+    expectRefused(await call(sys, 'PATCH', `/admin/v1/users/${a.user.id}`, { headers: admin, body: { password: 'short' } }), 422, 'USER.INVALID', 'password');
   });
 });
 

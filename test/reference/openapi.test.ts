@@ -26,7 +26,7 @@ const SEED_OPERATIONS = [
 const SHIPHOOK_OPERATIONS = [
   'get /v2/events/{id}/payloads', 'get /v2/events/{id}/payloads/{payload_id}', 'post /v2/events/{id}/replay',
   'post /v2/users', 'get /v2/users/children', 'delete /v2/users/{id}', 'post /v2/shipments', 'get /v2/shipments/{id}',
-  'post /admin/v1/users', 'post /admin/v1/events', 'post /admin/v1/events/replay',
+  'post /admin/v1/users', 'patch /admin/v1/users/{id}', 'post /admin/v1/events', 'post /admin/v1/events/replay',
 ];
 
 describe('GET /v2/openapi.json', () => {
