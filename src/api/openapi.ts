@@ -105,7 +105,7 @@ const OPERATIONS: Operation[] = [
   { method: 'delete', path: '/users/{id}', tag: 'Users', summary: 'Delete a child User', params: [['id', ID('user')]], status: 204, productionOnly: true },
   // operator API
   { method: 'post', path: '/users', tag: 'Operator', summary: 'Create a parent User with a test and a production key', body: NewParentUser, status: 201, response: CreatedParent, admin: true },
-  { method: 'patch', path: '/users/{id}', tag: 'Operator', summary: 'Set a parent User\'s email or password', description: 'Without `current_password`: how an account created without a password gets one.', params: [['id', ID('user')]], body: OperatorUserUpdate, status: 200, response: ParentUser, admin: true },
+  { method: 'patch', path: '/users/{id}', tag: 'Operator', summary: 'Set a parent User\'s email or password', description: 'Without `current_password`: how an account created without a password gets one.', params: [['id', ID('user')]], body: OperatorUserUpdate, bodyOptional: true, status: 200, response: ParentUser, admin: true },
   { method: 'post', path: '/events', tag: 'Operator', summary: 'Publish an event', body: NewEventBody, status: 201, response: DeliveredEvent, admin: true },
   { method: 'post', path: '/events/replay', tag: 'Operator', summary: 'Replay every event matching a filter', body: BulkReplayBody, status: 200, response: BulkReplayResult, admin: true },
 ];

@@ -54,6 +54,7 @@ describe('GET /v2/openapi.json', () => {
     }
     expect(doc.paths['/v2/webhooks/{id}'].patch.requestBody.required).toBe(false);
     expect(doc.paths['/v2/events/{id}/replay'].post.requestBody.required).toBe(false);
+    expect(doc.paths['/admin/v1/users/{id}'].patch.requestBody.required).toBe(false);
     expect(doc.paths['/v2/webhooks'].post.requestBody.required).toBe(true);
   });
 
