@@ -41,6 +41,9 @@ export async function startSystem(overrides: Partial<Config> = {}): Promise<Test
   const app = createApp({ config, db, temporal, principals });
   const server: Server = app.listen(0, '127.0.0.1');
   answerParserErrors(server);
+  // Tests that run a CLI with execFileSync block this process for seconds; with Node's 5 s
+  // keep-alive the server may drop an idle socket just as fetch reuses it (ECONNRESET).
+  server.keepAliveTimeout = 65_000;
   // Every response, whoever asked, is checked against the OpenAPI document; close() reports what broke it.
   const violations: string[] = [];
   watchResponses(server, violations);
