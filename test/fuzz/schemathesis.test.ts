@@ -62,6 +62,7 @@ function fuzz(run: Run): Promise<{ code: number | null; output: string }> {
   ];
   return new Promise((resolve, reject) => {
     const child = spawn(tool.bin, args, {
+      cwd: reportDir, // its .schemathesis/ cache stays out of the repository
       env: { ...process.env, ...tool.env, SCHEMATHESIS_HOOKS: '', NO_COLOR: '1', PYTHONIOENCODING: 'utf-8' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
