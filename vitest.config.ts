@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import FuzzLastSequencer from './test/support/sequencer';
 
 export default defineConfig({
   test: {
@@ -9,5 +10,6 @@ export default defineConfig({
     pool: 'forks',
     maxWorkers: 2,
     reporters: ['default', './test/support/summary-reporter.ts'],
+    sequence: { sequencer: FuzzLastSequencer },
   },
 });

@@ -11,6 +11,7 @@ import { authenticate, forgetCallerAfterWrite } from './auth';
 import { keepRequestId, requestId, requestIdOf } from './request-id';
 import type { PrincipalCache } from './principal-cache';
 import { createRateLimits, isPasswordCheck, onlyIf, type RateLimits } from './rate-limit';
+import { referenceRoutes } from './reference';
 import { adminRoutes } from './routes/admin';
 import { apiKeysRoutes } from './routes/api-keys';
 import { usersRoutes } from './routes/users';
@@ -41,7 +42,9 @@ export function createApp(deps: AppDeps): Express {
   startProcessMetrics();
   app.use(requestId, httpMetrics, collapseSlashes);
   if (debugEnabled()) app.use(requestLog);
-  app.use(express.json({ limit: '1mb', type: ['application/json', 'application/*+json'] }), keepRequestId);
+  // Not strict: a well-formed body of the wrong shape ("x", 5, null) reaches the schema and gets a 422.
+  app.use(express.json({ limit: '1mb', strict: false, type: ['application/json', 'application/*+json'] }), keepRequestId);
+  app.use(referenceRoutes());
 
   const v2 = Router();
   v2.use(authenticate(deps.db, deps.principals));

@@ -16,8 +16,9 @@ export async function runApi(baseConfig: Config): Promise<void> {
   if (config.apiProcesses > 1 && cluster.isPrimary) return supervise(config.apiProcesses);
 
   // Loaded here, not at the top: a supervising primary needs none of it.
-  const [{ createApp }, { startPrincipalCache }, { createDb }, { lazyTemporal }] = await Promise.all([
+  const [{ createApp }, { answerParserErrors }, { startPrincipalCache }, { createDb }, { lazyTemporal }] = await Promise.all([
     import('../api/app'),
+    import('../api/client-error'),
     import('../api/principal-cache'),
     import('../db/database'),
     import('../temporal/client'),
@@ -27,6 +28,7 @@ export async function runApi(baseConfig: Config): Promise<void> {
   const principals = startPrincipalCache(config.databaseUrl);
   const app = createApp({ config, db, temporal, principals });
   const server = app.listen(config.port, config.host);
+  answerParserErrors(server);
   await once(server, 'listening');
   if (cluster.isPrimary) {
     log.info('api listening', { url: `http://${config.host}:${config.port}/v2` });

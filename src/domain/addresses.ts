@@ -1,5 +1,8 @@
 import type { EndShipperRow } from '../db/tables/shipping';
-import { ApiError, FieldErrors } from '../errors/api-error';
+import type { z } from './schema';
+import type { EndShipperAddress } from './addresses.schema';
+
+type EndShipperAddressInput = z.output<typeof EndShipperAddress>;
 
 /**
  * Address rules of EndShippers (seed 2.5, 7.2) and their normalisation, as the
@@ -10,10 +13,6 @@ import { ApiError, FieldErrors } from '../errors/api-error';
 /** An EndShipper's address fields, as stored. */
 export type NormalAddress = Omit<EndShipperRow, 'id' | 'user_id' | 'mode' | 'created_at' | 'updated_at'>;
 
-const FIELDS = ['name', 'company', 'street1', 'street2', 'city', 'state', 'zip', 'country', 'phone', 'email'] as const;
-const REQUIRED = ['street1', 'city', 'state', 'zip', 'country', 'phone', 'email'] as const;
-const CONTROL = /[\u0000-\u001f\u007f]/;
-const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
 export const US_STATES: Record<string, string> = {
   ALABAMA: 'AL', ALASKA: 'AK', ARIZONA: 'AZ', ARKANSAS: 'AR', CALIFORNIA: 'CA', COLORADO: 'CO', CONNECTICUT: 'CT',
@@ -47,52 +46,19 @@ export function normalizePhone(value: string): string | undefined {
   return digits.length === 10 ? digits : undefined;
 }
 
-/** Validates a whole EndShipper address (creation and PUT alike) and normalises it. */
-export function parseEndShipperAddress(input: Record<string, unknown>): NormalAddress {
-  const raw: Record<string, string | null | undefined> = {};
-  const bad = new FieldErrors();
-  for (const field of FIELDS) {
-    const value = input[field];
-    if (value === undefined || value === null) raw[field] = value as null | undefined;
-    else if (typeof value !== 'string') bad.add(field, 'must be a string');
-    else raw[field] = value.trim();
-  }
-  bad.throwIfAny('ADDRESS.PARAMETERS.INVALID', 'Parameters required for the address are missing or invalid.');
-
-  const control = new FieldErrors();
-  for (const field of FIELDS) if (raw[field] && CONTROL.test(raw[field]!)) control.add(field, 'contains a control character');
-  control.throwIfAny('ADDRESS.PARAMETERS.INVALID_CHARACTER', 'An address parameter has an invalid character.');
-
-  const country = raw.country;
-  if (country && !/^[A-Za-z]{2}$/.test(country)) {
-    throw new ApiError('ADDRESS.COUNTRY.INVALID', '`country` must be a two-character ISO country code.', [{ field: 'country', message: 'must be a two-letter ISO country code' }]);
-  }
-
-  const errors = new FieldErrors();
-  for (const field of REQUIRED) if (!raw[field]) errors.add(field, 'is required');
-  if (!raw.name && !raw.company) errors.add('name', 'name or company is required');
-  if (country && country.toUpperCase() !== 'US') errors.add('country', 'must be US: EndShippers are US addresses only');
-  const state = raw.state ? normalizeState(raw.state) : undefined;
-  if (raw.state && !state) errors.add('state', 'must be a US state or its two-letter code');
-  const zip = raw.zip ? normalizeZip(raw.zip) : undefined;
-  if (raw.zip && !zip) errors.add('zip', 'must be a 5-digit ZIP or ZIP+4');
-  const phone = raw.phone ? normalizePhone(raw.phone) : undefined;
-  if (raw.phone && !phone) errors.add('phone', 'must be a 10-digit US phone number');
-  if (raw.email && !EMAIL.test(raw.email)) errors.add('email', 'must be an email address');
-  for (const field of FIELDS) if ((raw[field]?.length ?? 0) > 255) errors.add(field, 'must be at most 255 characters');
-  errors.throwIfAny('ADDRESS.PARAMETERS.INVALID', 'Parameters required for the address are missing or invalid.');
-
+/** Normalises a whole EndShipper address that passed EndShipperAddress (creation and PUT alike). */
+export function normalEndShipperAddress(a: EndShipperAddressInput): NormalAddress {
   const upper = (v: string | null | undefined) => (v ? v.toUpperCase() : null);
   return {
-    name: upper(raw.name),
-    company: upper(raw.company),
-    street1: raw.street1!.toUpperCase(),
-    street2: raw.street2 === '' ? '' : upper(raw.street2),
-    city: raw.city!.toUpperCase(),
-    state: state!,
-    zip: zip!,
+    name: upper(a.name),
+    company: upper(a.company),
+    street1: a.street1.toUpperCase(),
+    street2: a.street2 === '' ? '' : upper(a.street2),
+    city: a.city.toUpperCase(),
+    state: normalizeState(a.state)!,
+    zip: normalizeZip(a.zip)!,
     country: 'US',
-    phone: phone!,
-    email: raw.email!,
+    phone: normalizePhone(a.phone)!,
+    email: a.email,
   };
 }

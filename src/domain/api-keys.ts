@@ -3,7 +3,9 @@ import type { ApiKeyRow, Mode } from '../db/tables/api-keys';
 import type { UserRow } from '../db/tables/users';
 import { ApiError, notFound } from '../errors/api-error';
 import { isoSeconds } from '../format';
-import { newId } from '../ids';
+import { hasPrefix, newId } from '../ids';
+import { CreateKeyBody, KEY_INPUT } from './api-keys.schema';
+import { parseInput } from './schema';
 import type { Principal } from './principal';
 import { keyDigest, newApiKeyValue } from './secrets';
 import { liveChildren } from './users';
@@ -57,11 +59,8 @@ export async function issueKey(db: Executor, userId: string, mode: Mode): Promis
     .executeTakeFirstOrThrow();
 }
 
-export function parseMode(value: unknown): Mode {
-  if (value === 'test' || value === 'production') return value;
-  throw new ApiError('PARAMETER.REQUIRED', 'Missing or invalid required parameter.', [
-    { field: 'mode', message: "must be 'test' or 'production'" },
-  ]);
+export function parseKeyRequest(body: unknown): Mode {
+  return parseInput(CreateKeyBody, body, KEY_INPUT).mode;
 }
 
 /** POST /api_keys: a key for the user and each of its children; a child gets one for itself. */
@@ -124,6 +123,7 @@ export async function listKeys(db: Db, who: Principal) {
 
 /** The key, if the caller may manage it; 404 for keys of other accounts, 403 for a plain parent's own. */
 async function managedKey(db: Db, who: Principal, keyId: string): Promise<ApiKeyRow> {
+  if (!hasPrefix(keyId, 'ak')) throw notFound('API key not found.');
   const row = await db
     .selectFrom('api_keys')
     .innerJoin('users', 'users.id', 'api_keys.user_id')

@@ -4,7 +4,9 @@ import { type PageParams, paginate } from '../db/paginate';
 import { ApiError, notFound } from '../errors/api-error';
 import { isoOffset } from '../format';
 import { hasPrefix, newId } from '../ids';
-import { parseEndShipperAddress } from './addresses';
+import { normalEndShipperAddress } from './addresses';
+import { ADDRESS_INPUT, EndShipperBody } from './addresses.schema';
+import { parseInput } from './schema';
 import type { Principal } from './principal';
 
 /**
@@ -49,9 +51,9 @@ export async function findEndShipper(db: Db, who: Principal, id: string): Promis
   return row;
 }
 
-export async function createEndShipper(db: Db, who: Principal, address: Record<string, unknown>) {
+export async function createEndShipper(db: Db, who: Principal, body: unknown) {
   requireEndShipperCapability(who);
-  const values = parseEndShipperAddress(address);
+  const values = normalEndShipperAddress(parseInput(EndShipperBody, body, ADDRESS_INPUT).address);
   const row = await db
     .insertInto('end_shippers')
     .values({ id: newId('es'), user_id: who.user.id, mode: who.mode, ...values })
@@ -65,10 +67,10 @@ export async function getEndShipper(db: Db, who: Principal, id: string) {
   return endShipperView(await ownEndShipper(db, who, id));
 }
 
-export async function replaceEndShipper(db: Db, who: Principal, id: string, address: Record<string, unknown>) {
+export async function replaceEndShipper(db: Db, who: Principal, id: string, body: unknown) {
   requireEndShipperCapability(who);
   await ownEndShipper(db, who, id);
-  const values = parseEndShipperAddress(address);
+  const values = normalEndShipperAddress(parseInput(EndShipperBody, body, ADDRESS_INPUT).address);
   const row = await db
     .updateTable('end_shippers')
     .set({ ...values, updated_at: new Date() })

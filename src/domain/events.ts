@@ -3,11 +3,12 @@ import type { Db, Executor } from '../db/database';
 import type { Mode } from '../db/tables/api-keys';
 import type { DeliveryState, EventRow, EventStatus } from '../db/tables/events';
 import { type PageParams, paginate } from '../db/paginate';
-import { ApiError, FieldErrors, notFound } from '../errors/api-error';
+import { ApiError, notFound } from '../errors/api-error';
 import { isoMillis } from '../format';
 import { hasPrefix, newId } from '../ids';
-import { isEventType } from './event-types';
+import { NEW_EVENT_INPUT, NewEventBody } from './events.schema';
 import type { Principal } from './principal';
+import { parseInput } from './schema';
 import { redactUrl } from './webhook-url';
 import { enabledWebhooks } from './webhooks';
 
@@ -118,27 +119,9 @@ export interface NewEvent {
 }
 
 /** Checks an operator's publish request (POST /admin/v1/events). */
-export function parseNewEvent(input: Record<string, unknown>): NewEvent {
-  const errors = new FieldErrors();
-  if (typeof input.user_id !== 'string' || !hasPrefix(input.user_id, 'user')) errors.add('user_id', 'must be a user id');
-  if (input.mode !== 'test' && input.mode !== 'production') errors.add('mode', "must be 'test' or 'production'");
-  if (!isEventType(input.description)) errors.add('description', 'must be one of the event types of seed section 6');
-  const result = input.result;
-  if (typeof result !== 'object' || result === null || Array.isArray(result) || typeof (result as { object?: unknown }).object !== 'string') {
-    errors.add('result', 'must be an object with a string `object`');
-  }
-  const previous = input.previous_attributes;
-  if (previous !== undefined && previous !== null && (typeof previous !== 'object' || Array.isArray(previous))) {
-    errors.add('previous_attributes', 'must be an object');
-  }
-  errors.throwIfAny('PARAMETER.FORBIDDEN', 'The event could not be published.');
-  return {
-    userId: input.user_id as string,
-    mode: input.mode as Mode,
-    description: input.description as string,
-    result: result as Record<string, unknown>,
-    previousAttributes: (previous as Record<string, unknown> | undefined) ?? {},
-  };
+export function parseNewEvent(body: unknown): NewEvent {
+  const input = parseInput(NewEventBody, body, NEW_EVENT_INPUT);
+  return { userId: input.user_id, mode: input.mode, description: input.description, result: input.result, previousAttributes: input.previous_attributes ?? {} };
 }
 
 /** Committed events wait here until a worker's dispatcher starts their delivery (delivery/dispatcher.ts). */

@@ -2,13 +2,15 @@ import { randomInt } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Db } from '../db/database';
 import type { ShipmentRow } from '../db/tables/shipping';
-import { ApiError, FieldErrors, notFound } from '../errors/api-error';
+import { ApiError, notFound } from '../errors/api-error';
 import { isoSeconds } from '../format';
 import { hasPrefix, newId } from '../ids';
 import { normalizeState, normalizeZip } from './addresses';
 import { findEndShipper } from './end-shippers';
 import type { Principal } from './principal';
 import { quoteRates, zoneBetween, type ParcelSize } from './rates';
+import { parseInput, type z } from './schema';
+import { BUY_INPUT, BuyBody, CreateShipmentBody, type ParcelInput, SHIPMENT_INPUT, type ShipmentAddressInput } from './shipments.schema';
 import { trackerView } from './trackers';
 
 /**
@@ -19,51 +21,22 @@ import { trackerView } from './trackers';
  * free), postage, fees and the tracker are written.
  */
 
-const ADDRESS_FIELDS = ['name', 'company', 'street1', 'street2', 'city', 'state', 'zip', 'country', 'phone', 'email'] as const;
+type AddressInput = z.output<typeof ShipmentAddressInput>;
+type ParcelInputValue = z.output<typeof ParcelInput>;
 
-function parseShipmentAddress(input: unknown, field: string, errors: FieldErrors, mode: string, now: string) {
-  if (typeof input !== 'object' || input === null || Array.isArray(input)) {
-    errors.add(field, 'is required');
-    return undefined;
-  }
-  const raw = input as Record<string, unknown>;
-  const out: Record<string, unknown> = { id: newId('adr'), object: 'Address', mode };
-  for (const f of ADDRESS_FIELDS) {
-    const v = raw[f];
-    if (v !== undefined && v !== null && typeof v !== 'string') errors.add(`${field}.${f}`, 'must be a string');
-    out[f] = typeof v === 'string' ? v.trim().toUpperCase() : null;
-  }
-  for (const f of ['street1', 'city', 'state', 'zip'] as const) if (!out[f]) errors.add(`${field}.${f}`, 'is required');
-  if (out.zip) {
-    const zip = normalizeZip(out.zip as string);
-    if (!zip) errors.add(`${field}.zip`, 'must be a 5-digit ZIP or ZIP+4');
-    out.zip = zip ?? out.zip;
-  }
-  if (out.state) out.state = normalizeState(out.state as string) ?? out.state;
-  out.country = out.country ?? 'US';
-  if (out.country !== 'US') errors.add(`${field}.country`, 'only US shipments are supported by the simulated carrier');
-  out.email = typeof raw.email === 'string' ? raw.email.trim() : null;
-  out.created_at = now;
-  out.updated_at = now;
-  return out;
+/** A shipment address as returned: upper-cased, state and ZIP normalised, country US. */
+function addressView(a: AddressInput, mode: string, now: string) {
+  const upper = (v: string | null | undefined) => (v ? v.toUpperCase() : null);
+  return {
+    id: newId('adr'), object: 'Address', mode,
+    name: upper(a.name), company: upper(a.company), street1: a.street1.toUpperCase(), street2: upper(a.street2),
+    city: a.city.toUpperCase(), state: normalizeState(a.state) ?? a.state.toUpperCase(), zip: normalizeZip(a.zip)!, country: 'US',
+    phone: upper(a.phone), email: a.email || null, created_at: now, updated_at: now,
+  };
 }
 
-function parseParcel(input: unknown, mode: string, now: string) {
-  const errors = new FieldErrors();
-  if (typeof input !== 'object' || input === null || Array.isArray(input)) {
-    errors.add('parcel', 'is required');
-    errors.throwIfAny('PARCEL.PARAMETERS.INVALID', 'Parcel parameters missing or invalid.');
-  }
-  const raw = input as Record<string, unknown>;
-  const num = (f: string) => (typeof raw[f] === 'number' ? (raw[f] as number) : typeof raw[f] === 'string' && raw[f] !== '' ? Number(raw[f]) : undefined);
-  const weight = num('weight');
-  if (weight === undefined || !Number.isFinite(weight) || weight <= 0) errors.add('parcel.weight', 'is required: ounces, greater than zero');
-  const dims = (['length', 'width', 'height'] as const).map((f) => [f, num(f)] as const);
-  const given = dims.filter(([, v]) => v !== undefined);
-  if (given.length > 0 && given.length < 3) errors.add('parcel', 'length, width and height are all required when one is given');
-  for (const [f, v] of given) if (!Number.isFinite(v) || v! <= 0) errors.add(`parcel.${f}`, 'must be inches, greater than zero');
-  errors.throwIfAny('PARCEL.PARAMETERS.INVALID', 'Parcel parameters missing or invalid; weight in ounces and dimensions in inches.');
-  const size: ParcelSize = { weight: weight!, ...(given.length === 3 ? Object.fromEntries(given) : {}) };
+function parcelOf(p: ParcelInputValue, mode: string, now: string) {
+  const size: ParcelSize = { weight: p.weight, ...(p.length !== undefined ? { length: p.length, width: p.width!, height: p.height! } : {}) };
   return {
     size,
     view: { id: newId('prcl'), object: 'Parcel', mode, length: size.length ?? null, width: size.width ?? null, height: size.height ?? null, predefined_package: null, weight: size.weight, created_at: now, updated_at: now },
@@ -106,29 +79,22 @@ export function shipmentView(row: ShipmentRow, tracker?: ReturnType<typeof track
   };
 }
 
-export async function createShipment(db: Db, who: Principal, input: Record<string, unknown>) {
+export async function createShipment(db: Db, who: Principal, body: unknown) {
+  const input = parseInput(CreateShipmentBody, body, SHIPMENT_INPUT).shipment;
   const now = isoSeconds(new Date());
-  const errors = new FieldErrors();
-  const from = parseShipmentAddress(input.from_address, 'from_address', errors, who.mode, now);
-  const to = parseShipmentAddress(input.to_address, 'to_address', errors, who.mode, now);
-  errors.throwIfAny('SHIPMENT.INVALID', 'Not enough information to create the shipment.');
-  const parcel = parseParcel(input.parcel, who.mode, now);
+  const from = addressView(input.from_address, who.mode, now);
+  const to = addressView(input.to_address, who.mode, now);
+  const parcel = parcelOf(input.parcel, who.mode, now);
   const options = input.options ?? {};
-  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
-    throw new ApiError('SHIPMENT.OPTIONS.INVALID', 'Options invalid.', [{ field: 'options', message: 'must be an object' }]);
-  }
-  if (input.reference !== undefined && input.reference !== null && typeof input.reference !== 'string') {
-    throw new ApiError('SHIPMENT.INVALID_PARAMS', 'Parameters invalid.', [{ field: 'reference', message: 'must be a string' }]);
-  }
   const id = newId('shp');
-  const zone = zoneBetween(from!.zip as string, to!.zip as string);
+  const zone = zoneBetween(from.zip, to.zip);
   const row = await db
     .insertInto('shipments')
     .values({
       id,
       user_id: who.user.id,
       mode: who.mode,
-      reference: (input.reference as string | undefined) ?? null,
+      reference: input.reference || null,
       from_address: JSON.stringify(from),
       to_address: JSON.stringify(to),
       parcel: JSON.stringify(parcel.view),
@@ -161,16 +127,9 @@ export interface BuyInput {
   insurance?: string;
 }
 
-export function parseBuy(body: Record<string, unknown>): BuyInput {
-  const errors = new FieldErrors();
-  const rate = body.rate as { id?: unknown } | undefined;
-  const rateId = typeof rate === 'object' && rate !== null ? rate.id : undefined;
-  if (typeof rateId !== 'string' || !rateId) errors.add('rate', 'cannot be blank: give {"rate": {"id": "rate_…"}}');
-  if (typeof body.end_shipper_id !== 'string' || !body.end_shipper_id) errors.add('end_shipper_id', 'cannot be blank');
-  const insurance = body.insurance;
-  if (insurance !== undefined && insurance !== null && !/^\d+(\.\d+)?$/.test(String(insurance))) errors.add('insurance', 'must be a dollar amount');
-  errors.throwIfAny('PARAMETER.REQUIRED', 'Missing required parameter.');
-  return { rateId: rateId as string, endShipperId: body.end_shipper_id as string, insurance: insurance === undefined || insurance === null ? undefined : String(insurance) };
+export function parseBuy(body: unknown): BuyInput {
+  const input = parseInput(BuyBody, body, BUY_INPUT);
+  return { rateId: input.rate.id, endShipperId: input.end_shipper_id, insurance: input.insurance === undefined || input.insurance === null ? undefined : String(input.insurance) };
 }
 
 /** POST /shipments/:id/buy. Returns the bought shipment and its tracker row. */

@@ -1,8 +1,10 @@
 import type { Db } from '../db/database';
 import { ApiError } from '../errors/api-error';
+import { parseInput } from './schema';
+import { TEST_EVENT_INPUT, TestEventBody } from './webhooks.schema';
 import { isoSeconds } from '../format';
 import { newId } from '../ids';
-import { EVENT_TYPES, type EventType, isEventType } from './event-types';
+import type { EventType } from './event-types';
 import { eventDelivery, insertEvent } from './events';
 import type { Principal } from './principal';
 import { CARRIER } from './rates';
@@ -46,11 +48,8 @@ export function sampleResult(type: EventType, mode: string): Record<string, unkn
 }
 
 /** POST /webhooks/:id/test `{description?}` → the Event as it is delivered (with `result`). */
-export async function sendTestEvent(db: Db, who: Principal, webhookId: string, input: Record<string, unknown>) {
-  const description = input.description ?? DEFAULT_TEST_EVENT;
-  if (!isEventType(description)) {
-    throw new ApiError('WEBHOOK.EVENT.INVALID', 'Unknown event type.', [{ field: 'description', message: `must be one of ${EVENT_TYPES.join(', ')}` }]);
-  }
+export async function sendTestEvent(db: Db, who: Principal, webhookId: string, body: unknown) {
+  const description = parseInput(TestEventBody, body, TEST_EVENT_INPUT).description ?? DEFAULT_TEST_EVENT;
   const hook = await ownWebhook(db, who, webhookId);
   if (hook.disabled_at) {
     throw new ApiError('WEBHOOK.INVALID', 'The webhook is disabled; update it to re-enable it, then send a test event.', [{ field: 'id', message: 'webhook is disabled' }]);

@@ -1,11 +1,13 @@
 import type { Db, Executor } from '../db/database';
 import type { UserRow, UserUpdate } from '../db/tables/users';
-import { ApiError, FieldErrors, notFound } from '../errors/api-error';
+import { ApiError, notFound } from '../errors/api-error';
 import { dollars, isoSeconds, rate } from '../format';
 import { hasPrefix, newId } from '../ids';
 import { apiKeyView, issueKey } from './api-keys';
 import type { Principal } from './principal';
+import { parseInput } from './schema';
 import { hashPassword, passwordNeedsRehash, verifyPassword } from './secrets';
+import { CreateChildBody, NewParentUser as NewParentUserSchema, OPERATOR_UPDATE_INPUT, OperatorUserUpdate, PARENT_CREATE_INPUT, UpdateChildBody, UpdateUserBody, USER_CREATE_INPUT, USER_UPDATE_INPUT } from './users.schema';
 import { type PageParams, paginate } from '../db/paginate';
 
 /**
@@ -81,41 +83,24 @@ export async function visibleUser(db: Db, who: Principal, id: string): Promise<U
 
 // ---- creation -------------------------------------------------------------------
 
-export interface NewParentUser {
-  name: string;
-  email: string;
-  phone_number?: string | null;
-  password?: string | null;
-  referral_customer?: boolean;
-  end_shipper_enabled?: boolean;
-  balance?: string;
-}
-
 /** Operator-side creation of a parent account with one test and one production key. */
-export async function createParentUser(db: Db, input: Record<string, unknown>) {
-  const errors = new FieldErrors();
-  const name = requiredString(input.name, 'name', errors);
-  const email = requiredString(input.email, 'email', errors);
-  if (email && !EMAIL.test(email)) errors.add('email', 'must be an email address');
-  const phone = optionalString(input.phone_number, 'phone_number', errors);
-  const password = optionalString(input.password, 'password', errors);
-  if (password !== undefined && password !== null) checkPassword(password, errors);
-  const referral = optionalBoolean(input.referral_customer, 'referral_customer', errors);
-  const endShipper = optionalBoolean(input.end_shipper_enabled, 'end_shipper_enabled', errors);
+export async function createParentUser(db: Db, body: unknown) {
+  const input = parseInput(NewParentUserSchema, body, PARENT_CREATE_INPUT);
+  const { name, email, password } = input;
+  const phone = input.phone_number;
+  const referral = input.referral_customer;
+  const endShipper = input.end_shipper_enabled;
   const balance = input.balance === undefined ? undefined : String(input.balance);
-  if (balance !== undefined && !/^\d+(\.\d+)?$/.test(balance)) errors.add('balance', 'must be a non-negative dollar amount');
-  errors.throwIfAny('USER.INVALID', 'The user could not be created.');
-
   const password_hash = password ? await hashPassword(password) : null;
   return db.transaction().execute(async (trx) => {
-    const taken = await trx.selectFrom('users').select('id').where(({ fn }) => fn('lower', ['email']), '=', email!.toLowerCase()).where('deleted_at', 'is', null).executeTakeFirst();
+    const taken = await trx.selectFrom('users').select('id').where(({ fn }) => fn('lower', ['email']), '=', email.toLowerCase()).where('deleted_at', 'is', null).executeTakeFirst();
     if (taken) throw new ApiError('USER.INVALID', 'The user could not be created.', [{ field: 'email', message: 'is already taken' }]);
     const row = await trx
       .insertInto('users')
       .values({
         id: newId('user'),
-        name: name!,
-        email: email!,
+        name,
+        email,
         phone_number: phone ?? null,
         password_hash,
         referral_customer: referral ?? false,
@@ -130,18 +115,15 @@ export async function createParentUser(db: Db, input: Record<string, unknown>) {
 }
 
 /** POST /users: a child of the caller, with its own test and production keys. */
-export async function createChildUser(db: Db, who: Principal, input: Record<string, unknown>) {
+export async function createChildUser(db: Db, who: Principal, body: unknown) {
   if (who.user.parent_id) {
     throw new ApiError('USER.PARENT.INVALID', 'A child account cannot be created beneath another child.');
   }
-  const errors = new FieldErrors();
-  const name = requiredString(input.name, 'name', errors);
-  const phone = optionalString(input.phone_number, 'phone_number', errors);
-  errors.throwIfAny('USER.INVALID', 'The user could not be created.');
+  const { name, phone_number: phone } = parseInput(CreateChildBody, body, USER_CREATE_INPUT).user;
   return db.transaction().execute(async (trx) => {
     const row = await trx
       .insertInto('users')
-      .values({ id: newId('user'), parent_id: who.user.id, name: name!, phone_number: phone ?? null })
+      .values({ id: newId('user'), parent_id: who.user.id, name, phone_number: phone ?? null })
       .returningAll()
       .executeTakeFirstOrThrow();
     const keys = [await issueKey(trx, row.id, 'test'), await issueKey(trx, row.id, 'production')];
@@ -151,46 +133,52 @@ export async function createChildUser(db: Db, who: Principal, input: Record<stri
 
 // ---- updates --------------------------------------------------------------------
 
-const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
-const DOLLAR_FIELDS = ['recharge_amount', 'secondary_recharge_amount', 'recharge_threshold', 'default_insurance_amount'] as const;
-
 /**
  * PATCH /users and PATCH /users/:id. Partial: only passed attributes change.
  * A child (or a parent editing a child) may change only `name`; other fields are
- * ignored. `current_password` is required to change `email` or `password` of an
- * account that has a password.
+ * ignored. `current_password` is required to change `email` or `password`; an
+ * account without a password cannot change them here (an operator can).
  */
-export async function updateUser(db: Db, who: Principal, id: string | undefined, input: Record<string, unknown>) {
+export async function updateUser(db: Db, who: Principal, id: string | undefined, body: unknown) {
   const target = id === undefined ? who.user : await visibleUser(db, who, id);
-  const errors = new FieldErrors();
   const changes: UserUpdate = {};
-
-  if ('name' in input) changes.name = requiredString(input.name, 'name', errors);
-  if (!target.parent_id) {
-    if ('phone_number' in input) changes.phone_number = optionalString(input.phone_number, 'phone_number', errors) ?? null;
-    if ('default_carbon_offset' in input) changes.default_carbon_offset = optionalBoolean(input.default_carbon_offset, 'default_carbon_offset', errors);
-    for (const field of DOLLAR_FIELDS) {
-      if (!(field in input)) continue;
-      const value = input[field];
-      if (value === null || value === '') changes[field] = null;
-      else if (/^\d+(\.\d+)?$/.test(String(value))) changes[field] = String(value);
-      else errors.add(field, 'must be a non-negative dollar amount');
+  if (target.parent_id) {
+    const input = parseInput(UpdateChildBody, body, USER_UPDATE_INPUT).user;
+    if (input.name !== undefined) changes.name = input.name;
+  } else {
+    const { email, password, current_password, ...input } = parseInput(UpdateUserBody, body, USER_UPDATE_INPUT).user;
+    for (const [field, value] of Object.entries(input)) {
+      if (value !== undefined) (changes as Record<string, unknown>)[field] = value === '' ? null : typeof value === 'number' ? String(value) : value;
     }
-    const email = 'email' in input ? requiredString(input.email, 'email', errors) : undefined;
-    if (email !== undefined && !EMAIL.test(email)) errors.add('email', 'must be an email address');
-    const password = 'password' in input ? requiredString(input.password, 'password', errors) : undefined;
-    if (password !== undefined) checkPassword(password, errors);
-    if ((email !== undefined || password !== undefined) && target.password_hash) {
-      const current = input.current_password;
-      if (typeof current !== 'string' || current === '') errors.add('current_password', 'is required to change email or password');
-      else if (!(await verifyPassword(current, target.password_hash))) errors.add('current_password', 'is incorrect');
-      else if (password === undefined && passwordNeedsRehash(target.password_hash)) changes.password_hash = await hashPassword(current);
+    if (email !== undefined || password !== undefined) {
+      const refuse = (message: string) => new ApiError('USER.INVALID', 'The user could not be updated.', [{ field: 'current_password', message }]);
+      if (!target.password_hash) throw refuse('this account has no password, so its email and password cannot be changed through the API; an operator can change them');
+      if (!current_password) throw refuse('is required to change email or password');
+      if (!(await verifyPassword(current_password, target.password_hash))) throw refuse('is incorrect');
+      // A hash made with weaker parameters is upgraded on a successful check.
+      if (password === undefined && passwordNeedsRehash(target.password_hash)) changes.password_hash = await hashPassword(current_password);
     }
     if (email !== undefined) changes.email = email;
-    if (password !== undefined && errors.empty) changes.password_hash = await hashPassword(password);
+    if (password !== undefined) changes.password_hash = await hashPassword(password);
   }
-  errors.throwIfAny('USER.INVALID', 'The user could not be updated.');
 
+  return saveUser(db, target, changes);
+}
+
+/** PATCH /admin/v1/users/:id: an operator sets a parent's email or password, no current password needed. */
+export async function operatorUpdateUser(db: Db, id: string, body: unknown) {
+  const input = parseInput(OperatorUserUpdate, body, OPERATOR_UPDATE_INPUT);
+  const target = hasPrefix(id, 'user')
+    ? await db.selectFrom('users').selectAll().where('id', '=', id).where('parent_id', 'is', null).where('deleted_at', 'is', null).executeTakeFirst()
+    : undefined;
+  if (!target) throw notFound('User not found.');
+  const changes: UserUpdate = {};
+  if (input.email !== undefined) changes.email = input.email;
+  if (input.password !== undefined) changes.password_hash = await hashPassword(input.password);
+  return saveUser(db, target, changes);
+}
+
+async function saveUser(db: Db, target: UserRow, changes: UserUpdate) {
   if (Object.keys(changes).length === 0) return userView(db, target);
   try {
     const row = await db
@@ -221,40 +209,6 @@ export async function deleteChildUser(db: Db, who: Principal, id: string): Promi
     await trx.updateTable('users').set({ deleted_at: now }).where('id', '=', target.id).execute();
     await trx.updateTable('api_keys').set({ deleted_at: now, active: false }).where('user_id', '=', target.id).where('deleted_at', 'is', null).execute();
   });
-}
-
-// ---- field readers ---------------------------------------------------------------
-
-function requiredString(value: unknown, field: string, errors: FieldErrors): string | undefined {
-  if (typeof value !== 'string' || value.trim() === '') {
-    errors.add(field, 'cannot be blank');
-    return undefined;
-  }
-  if (value.length > 255) errors.add(field, 'must be at most 255 characters');
-  return value.trim();
-}
-
-function optionalString(value: unknown, field: string, errors: FieldErrors): string | null | undefined {
-  if (value === undefined || value === null) return value;
-  if (typeof value !== 'string') {
-    errors.add(field, 'must be a string');
-    return undefined;
-  }
-  return value.trim();
-}
-
-function optionalBoolean(value: unknown, field: string, errors: FieldErrors): boolean | undefined {
-  if (value === undefined) return undefined;
-  if (typeof value !== 'boolean') {
-    errors.add(field, 'must be true or false');
-    return undefined;
-  }
-  return value;
-}
-
-function checkPassword(password: string, errors: FieldErrors): void {
-  if (password.length < 8) errors.add('password', 'must be at least 8 characters');
-  if (password.length > 256) errors.add('password', 'must be at most 256 characters');
 }
 
 /** GET /users/children: the caller's live children, oldest first. */

@@ -1,9 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import type { Config } from '../config';
 import type { Db } from '../db/database';
-import { ApiError } from '../errors/api-error';
 import { isoSeconds } from '../format';
 import type { Principal } from './principal';
+import { parseInput } from './schema';
+import { RotateSecretBody } from './webhooks.schema';
 import { ownWebhook } from './webhooks';
 
 /**
@@ -13,26 +14,13 @@ import { ownWebhook } from './webhooks';
  * receiver can switch over without dropping a delivery. Without a given secret one is
  * generated (`whsec_` + 32 random bytes in base64, the Standard Webhooks form).
  */
-const MAX_SECRET_LENGTH = 1000;
-
 export function newWebhookSecret(): string {
   return `whsec_${randomBytes(32).toString('base64')}`;
 }
 
-function readNewSecret(input: Record<string, unknown>): string {
-  const value = input.webhook_secret;
-  if (value === undefined || value === null) return newWebhookSecret();
-  if (typeof value !== 'string' || value === '' || value.length > MAX_SECRET_LENGTH || /[\u0000-\u001f\u007f]/.test(value)) {
-    throw new ApiError('WEBHOOK.INVALID', 'The webhook secret is invalid.', [
-      { field: 'webhook_secret', message: `must be a string of 1 to ${MAX_SECRET_LENGTH} characters without control characters` },
-    ]);
-  }
-  return value;
-}
-
 /** POST /webhooks/:id/rotate_secret → the new secret, shown this once. */
-export async function rotateSecret(db: Db, config: Pick<Config, 'secretRotationGraceMs'>, who: Principal, id: string, input: Record<string, unknown>) {
-  const secret = readNewSecret(input);
+export async function rotateSecret(db: Db, config: Pick<Config, 'secretRotationGraceMs'>, who: Principal, id: string, body: unknown) {
+  const secret = parseInput(RotateSecretBody, body, { code: 'WEBHOOK.INVALID', message: 'The webhook secret is invalid.' }).webhook_secret || newWebhookSecret();
   const hook = await ownWebhook(db, who, id);
   const expires = hook.webhook_secret ? new Date(Date.now() + config.secretRotationGraceMs) : null;
   await db

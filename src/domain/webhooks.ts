@@ -3,11 +3,12 @@ import type { Config } from '../config';
 import type { Db, Executor } from '../db/database';
 import type { Mode } from '../db/tables/api-keys';
 import type { WebhookRow, WebhookUpdate } from '../db/tables/webhooks';
-import { ApiError, FieldErrors, notFound } from '../errors/api-error';
+import { ApiError, notFound } from '../errors/api-error';
 import { isoSeconds } from '../format';
 import { hasPrefix, newId } from '../ids';
-import { validateCustomHeaders } from './custom-headers';
 import type { Principal } from './principal';
+import { parseInput } from './schema';
+import { CreateWebhookBody, UpdateWebhookBody, WEBHOOK_INPUT } from './webhooks.schema';
 import { maskUrl, normalizeWebhookUrl } from './webhook-url';
 
 /**
@@ -18,7 +19,6 @@ import { maskUrl, normalizeWebhookUrl } from './webhook-url';
 
 /** Per account (a parent and its children together) and mode. */
 export const MAX_WEBHOOKS_PER_MODE = 100;
-const MAX_SECRET_LENGTH = 1000;
 
 export function webhookView(row: WebhookRow) {
   return {
@@ -32,29 +32,12 @@ export function webhookView(row: WebhookRow) {
   };
 }
 
-function readSecret(value: unknown, errors: FieldErrors): string | null | undefined {
-  if (value === undefined) return undefined;
-  if (value === null || value === '') return null; // clears the secret
-  if (typeof value !== 'string') {
-    errors.add('webhook_secret', 'must be a string');
-    return undefined;
-  }
-  if (value.length > MAX_SECRET_LENGTH) errors.add('webhook_secret', `must be at most ${MAX_SECRET_LENGTH} characters`);
-  return value;
-}
-
-export async function createWebhook(db: Db, config: Config, who: Principal, input: Record<string, unknown>) {
-  const errors = new FieldErrors();
-  let url: string | undefined;
-  try {
-    url = await normalizeWebhookUrl(input.url, who.mode, config);
-  } catch (err) {
-    if (!(err instanceof ApiError)) throw err;
-    for (const e of err.errors) if (typeof e !== 'string') errors.add(e.field, e.message);
-  }
-  const secret = readSecret(input.webhook_secret, errors);
-  const headers = validateCustomHeaders(input.custom_headers, errors);
-  errors.throwIfAny('WEBHOOK.INVALID', 'The webhook could not be saved.');
+/** POST /webhooks `{"webhook": {url, webhook_secret?, custom_headers?}}`. */
+export async function createWebhook(db: Db, config: Config, who: Principal, body: unknown) {
+  const input = parseInput(CreateWebhookBody, body, { ...WEBHOOK_INPUT, wrapper: 'webhook' }).webhook;
+  const url = await normalizeWebhookUrl(input.url, who.mode, config);
+  const secret = input.webhook_secret || null;
+  const headers = input.custom_headers ?? [];
 
   return db.transaction().execute(async (trx) => {
     await assertBelowWebhookCap(trx, who);
@@ -65,7 +48,7 @@ export async function createWebhook(db: Db, config: Config, who: Principal, inpu
         user_id: who.user.id,
         mode: who.mode,
         url: url!,
-        webhook_secret: secret ?? null,
+        webhook_secret: secret,
         custom_headers: JSON.stringify(headers),
       })
       .returningAll()
@@ -135,16 +118,14 @@ export async function getWebhook(db: Db, who: Principal, id: string) {
 }
 
 /** PATCH: top-level `webhook_secret` and `custom_headers` (replaces the list); re-enables. */
-export async function updateWebhook(db: Db, who: Principal, id: string, input: Record<string, unknown>) {
+export async function updateWebhook(db: Db, who: Principal, id: string, body: unknown) {
   await ownWebhook(db, who, id);
-  const errors = new FieldErrors();
+  const input = parseInput(UpdateWebhookBody, body, WEBHOOK_INPUT);
   // Re-enabled, and its health starts afresh: a failure after this starts a new run.
   const changes: WebhookUpdate = { disabled_at: null, failing_since: null, consecutive_failures: 0, updated_at: new Date() };
-  const secret = readSecret(input.webhook_secret, errors);
   // A secret set by PATCH replaces the old one at once (rotation with a grace period: rotateSecret).
-  if (secret !== undefined) Object.assign(changes, { webhook_secret: secret, previous_webhook_secret: null, previous_secret_expires_at: null });
-  if ('custom_headers' in input) changes.custom_headers = JSON.stringify(validateCustomHeaders(input.custom_headers ?? [], errors));
-  errors.throwIfAny('WEBHOOK.INVALID', 'The webhook could not be saved.');
+  if (input.webhook_secret !== undefined) Object.assign(changes, { webhook_secret: input.webhook_secret || null, previous_webhook_secret: null, previous_secret_expires_at: null }); // null or "" clears it
+  if (input.custom_headers !== undefined) changes.custom_headers = JSON.stringify(input.custom_headers);
   const row = await db
     .updateTable('webhooks')
     .set(changes)

@@ -129,7 +129,7 @@ export function portalRouter(deps: PublishDeps): Router {
   router.post('/webhooks', async (req, res) => {
     const f = form(req);
     try {
-      const hook = await createWebhook(db, config, who(req), { url: f.url, webhook_secret: f.webhook_secret || undefined, custom_headers: headersFrom(f) });
+      const hook = await createWebhook(db, config, who(req), { webhook: { url: f.url, webhook_secret: f.webhook_secret || undefined, custom_headers: headersFrom(f) } });
       back(res, `/portal/webhooks/${hook.id}`, 'Webhook added.');
     } catch (err) {
       if (!(err instanceof ApiError)) throw err;

@@ -78,10 +78,24 @@ describe('error bodies (seed 7)', () => {
     expect(errorOf(res).message).toMatch(/too large/);
   });
 
-  it('a JSON body that is not an object → 400', async () => {
-    const res = await call(sys, 'PATCH', '/users', { key: acct.prodKey, rawBody: '[1,2]' });
-    expect(res.status).toBe(400);
-    expect(errorOf(res).code).toBe('BAD_REQUEST');
+  it.each(['[1,2]', '"user"', '5', 'null'])('well-formed JSON of the wrong shape (%s) → 422 with a field error (seed 7), and nothing changes', async (rawBody) => {
+    const res = await call(sys, 'PATCH', '/users', { key: acct.prodKey, rawBody });
+    expect(res.status).toBe(422);
+    expect(errorOf(res)).toEqual({ code: 'PARAMETER.REQUIRED', message: 'Missing required parameter.', errors: [{ field: 'user', message: 'cannot be blank' }] });
+    const hook = await call(sys, 'POST', '/webhooks', { key: acct.testKey, rawBody });
+    expect(hook.status).toBe(422);
+    expect(errorOf(hook).errors).toEqual([{ field: 'webhook', message: 'cannot be blank' }]);
+    const key = await call(sys, 'POST', '/api_keys', { key: acct.prodKey, rawBody });
+    expect(key.status).toBe(422);
+    expect(errorOf(key).errors).toEqual([{ field: 'body', message: 'must be a JSON object' }]);
+  });
+
+  it('a field of the wrong type → 422 with the field named', async () => {
+    const res = await call(sys, 'PATCH', '/users', { key: acct.prodKey, body: { user: { name: ['x'] } } });
+    expect(res.status).toBe(422);
+    expect(errorOf(res)).toEqual({ code: 'USER.INVALID', message: 'The user could not be updated.', errors: [{ field: 'name', message: 'must be a string' }] });
+    const wrapper = await call(sys, 'PATCH', '/users', { key: acct.prodKey, body: { user: 'x' } });
+    expect(errorOf(wrapper).errors).toEqual([{ field: 'user', message: 'must be an object' }]);
   });
 
   it('missing wrapper object → 422 PARAMETER.REQUIRED with a field error', async () => {

@@ -135,6 +135,15 @@ describe('GET, PATCH, DELETE', () => {
     expect(row.webhook_secret).toBe('keep');
   });
 
+  it('PATCH without any body re-enables too, as the document says (a fuzzer finding)', async () => {
+    const hook = await create(acct.testKey, { url: 'https://example.com/nobody', custom_headers: [{ name: 'A', value: '1' }] });
+    await sys.db.updateTable('webhooks').set({ disabled_at: new Date() }).where('id', '=', hook.body.id).execute();
+    const res = await call(sys, 'PATCH', `/webhooks/${hook.body.id}`, { key: acct.testKey });
+    expect(res.status).toBe(201);
+    expect(res.body).toMatchObject({ disabled_at: null, custom_headers: [{ name: 'A', value: '1' }] });
+    expect((await call(sys, 'GET', `/webhooks/${hook.body.id}`, { key: acct.testKey })).body.disabled_at).toBeNull();
+  });
+
   it('DELETE answers 200 {} and the webhook is gone', async () => {
     const hook = await create(acct.testKey, { url: 'https://example.com/gone' });
     const res = await call(sys, 'DELETE', `/webhooks/${hook.body.id}`, { key: acct.testKey });

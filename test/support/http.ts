@@ -1,3 +1,4 @@
+import { checkResponse } from './contract';
 import type { TestSystem } from './system';
 import { TEST_ENV } from './test-config';
 
@@ -7,7 +8,10 @@ export interface Res<T = any> {
   headers: Headers;
 }
 
-/** A request to the API as a client sends it: Basic auth with the key as user name. */
+/**
+ * A request to the API as a client sends it: Basic auth with the key as user name.
+ * Every answer is checked against the OpenAPI document (contract.ts).
+ */
 export async function call<T = any>(
   sys: TestSystem,
   method: string,
@@ -32,6 +36,7 @@ export async function call<T = any>(
       throw new Error(`non-JSON answer ${res.status} to ${method} ${path}: ${text.slice(0, 200)}`);
     }
   }
+  checkResponse(method, new URL(url).pathname, res.status, parsed);
   return { status: res.status, body: parsed as T, headers: res.headers };
 }
 

@@ -3,7 +3,9 @@ import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { inject } from 'vitest';
 import { createApp } from '../../src/api/app';
+import { answerParserErrors } from '../../src/api/client-error';
 import { createRateLimits } from '../../src/api/rate-limit';
+import { watchResponses } from './contract';
 import { startPrincipalCache } from '../../src/api/principal-cache';
 import { type Config, loadConfig } from '../../src/config';
 import { createDb, type Db } from '../../src/db/database';
@@ -20,6 +22,8 @@ export interface TestSystem {
   origin: string; // http://127.0.0.1:PORT
   /** The API's own Temporal client (connected on first use, closed by `close`). */
   temporal: TemporalClientSource;
+  /** The API's HTTP server (to count or watch what reaches it). */
+  server: Server;
   close(): Promise<void>;
 }
 
@@ -52,6 +56,13 @@ export async function startSystem(overrides: Partial<Config> = {}, opts: { rateL
   const rateLimits = createRateLimits(config, { windowSeconds: opts.rateLimitWindowSeconds });
   const app = createApp({ config, db, temporal, principals, rateLimits });
   const server: Server = app.listen(0, '127.0.0.1');
+  answerParserErrors(server);
+  // Tests that run a CLI with execFileSync block this process for seconds; with Node's 5 s
+  // keep-alive the server may drop an idle socket just as fetch reuses it (ECONNRESET).
+  server.keepAliveTimeout = 65_000;
+  // Every response, whoever asked, is checked against the OpenAPI document; close() reports what broke it.
+  const violations: string[] = [];
+  watchResponses(server, violations);
   await once(server, 'listening');
   const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {
@@ -60,10 +71,12 @@ export async function startSystem(overrides: Partial<Config> = {}, opts: { rateL
     origin,
     baseUrl: `${origin}/v2`,
     temporal,
+    server,
     async close() {
       server.closeAllConnections();
       await new Promise((r) => server.close(r));
       await Promise.all([db.destroy(), temporal.close(), principals.close(), rateLimits.close()]);
+      if (violations.length) throw new Error(`${violations.length} responses broke the OpenAPI document:\n${violations.slice(0, 10).join('\n')}`);
     },
   };
 }

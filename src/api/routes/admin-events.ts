@@ -2,6 +2,8 @@ import type { PublishDeps } from '../../delivery/publish';
 import { publishEvent } from '../../delivery/publish';
 import { dispatchIncidents, parseReplayFilter, replayProgress, startReplay } from '../../delivery/replay';
 import { parseNewEvent } from '../../domain/events';
+import { BULK_REPLAY_INPUT, BulkReplayBody } from '../../domain/events.schema';
+import { parseInput } from '../../domain/schema';
 import { ApiError } from '../../errors/api-error';
 import { bodyOf } from '../body';
 import { created, ok } from '../reply';
@@ -12,7 +14,7 @@ export const adminEventsRoutes = (deps: PublishDeps) =>
   routeTable([
     ['POST', '/events', async (req) => created(await publishEvent(deps, parseNewEvent(bodyOf(req))))],
     // Answered at once with a handle: the dispatchers carry the replay out (replay.ts).
-    ['POST', '/events/replay', async (req) => ({ status: 202, body: await startReplay(deps.db, parseReplayFilter(bodyOf(req))) })],
+    ['POST', '/events/replay', async (req) => ({ status: 202, body: await startReplay(deps.db, parseReplayFilter(parseInput(BulkReplayBody, bodyOf(req), BULK_REPLAY_INPUT))) })],
     ['GET', '/replays/:id', async (req) => {
       const progress = await replayProgress(deps.db, String(req.params.id));
       if (!progress) throw new ApiError('NOT_FOUND', 'Replay not found.');

@@ -3,7 +3,8 @@ import type { PublishDeps } from '../../delivery/publish';
 import { replayEvent } from '../../delivery/replay';
 import * as events from '../../domain/events';
 import * as payloads from '../../domain/payloads';
-import { ApiError } from '../../errors/api-error';
+import { REPLAY_INPUT, ReplayBody } from '../../domain/events.schema';
+import { parseInput } from '../../domain/schema';
 import { principal } from '../auth';
 import { bodyOf } from '../body';
 import { pageParams } from '../pagination';
@@ -19,8 +20,7 @@ export const eventsRoutes = (db: Db, deps: PublishDeps) =>
     ['GET', '/events/:id/payloads/:payload_id', async (req) => ok(await payloads.getPayload(db, principal(req), String(req.params.id), String(req.params.payload_id)))],
     ['POST', '/events/:id/replay', async (req) => {
       const event = await events.ownEvent(db, principal(req), String(req.params.id));
-      const all = bodyOf(req).all;
-      if (all !== undefined && typeof all !== 'boolean') throw new ApiError('PARAMETER.FORBIDDEN', 'Invalid parameter.', [{ field: 'all', message: 'must be true or false' }]);
+      const { all } = parseInput(ReplayBody, bodyOf(req), REPLAY_INPUT);
       return ok(await replayEvent(deps, event.id, { all: all === true }));
     }],
   ]);

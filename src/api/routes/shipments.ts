@@ -2,14 +2,14 @@ import type { PublishDeps } from '../../delivery/publish';
 import { buyWithEndShipper } from '../../domain/purchase';
 import * as shipments from '../../domain/shipments';
 import { principal } from '../auth';
-import { bodyOf, objectParam } from '../body';
+import { bodyOf } from '../body';
 import { created, ok } from '../reply';
 import { routeTable } from '../route-table';
 
 /** Shipments: only what buying with an EndShipper needs (seed 4.4). */
 export const shipmentsRoutes = (deps: PublishDeps) =>
   routeTable([
-    ['POST', '/shipments', async (req) => created(await shipments.createShipment(deps.db, principal(req), objectParam(bodyOf(req), 'shipment')))],
+    ['POST', '/shipments', async (req) => created(await shipments.createShipment(deps.db, principal(req), bodyOf(req)))],
     ['GET', '/shipments/:id', async (req) => ok(await shipments.getShipment(deps.db, principal(req), String(req.params.id)))],
     ['POST', '/shipments/:id/buy', async (req) => ok(await buyWithEndShipper(deps, principal(req), String(req.params.id), shipments.parseBuy(bodyOf(req))))],
   ]);

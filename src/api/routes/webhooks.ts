@@ -5,14 +5,14 @@ import { webhookHealth } from '../../domain/webhook-health';
 import { rotateSecret } from '../../domain/webhook-secrets';
 import * as webhooks from '../../domain/webhooks';
 import { principal } from '../auth';
-import { bodyOf, objectParam } from '../body';
+import { bodyOf } from '../body';
 import { created, ok } from '../reply';
 import { routeTable } from '../route-table';
 
 /** Webhooks (seed 4.2; statuses per COMPATIBILITY.md, incl. 201 for PATCH), and shiphook's additions. */
 export const webhooksRoutes = (db: Db, config: Config) =>
   routeTable([
-    ['POST', '/webhooks', async (req) => created(await webhooks.createWebhook(db, config, principal(req), objectParam(bodyOf(req), 'webhook')))],
+    ['POST', '/webhooks', async (req) => created(await webhooks.createWebhook(db, config, principal(req), bodyOf(req)))],
     ['GET', '/webhooks', async (req) => ok(await webhooks.listWebhooks(db, principal(req)))],
     ['GET', '/webhooks/:id', async (req) => ok(await webhooks.getWebhook(db, principal(req), String(req.params.id)))],
     ['PATCH', '/webhooks/:id', async (req) => created(await webhooks.updateWebhook(db, principal(req), String(req.params.id), bodyOf(req)))],

@@ -1,0 +1,109 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { request } from 'undici';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openapiSpecValidator } from '../support/python-tools';
+import { startSystem, type TestSystem } from '../support/system';
+
+let sys: TestSystem;
+let doc: any;
+
+beforeAll(async () => {
+  sys = await startSystem();
+});
+afterAll(() => sys.close());
+
+/** Every operation of seed section 4, as the document must list it. */
+const SEED_OPERATIONS = [
+  'post /v2/api_keys', 'post /v2/api_keys/{id}/disable', 'post /v2/api_keys/{id}/enable', 'get /v2/api_keys', 'delete /v2/api_keys/{id}',
+  'post /v2/webhooks', 'get /v2/webhooks', 'get /v2/webhooks/{id}', 'patch /v2/webhooks/{id}', 'delete /v2/webhooks/{id}',
+  'get /v2/events', 'get /v2/events/{id}',
+  'post /v2/end_shippers', 'get /v2/end_shippers', 'get /v2/end_shippers/{id}', 'put /v2/end_shippers/{id}', 'post /v2/shipments/{id}/buy',
+  'get /v2/users', 'get /v2/users/{id}', 'patch /v2/users', 'patch /v2/users/{id}',
+];
+const SHIPHOOK_OPERATIONS = [
+  'get /v2/events/{id}/payloads', 'get /v2/events/{id}/payloads/{payload_id}', 'post /v2/events/{id}/replay',
+  'post /v2/users', 'get /v2/users/children', 'delete /v2/users/{id}', 'post /v2/shipments', 'get /v2/shipments/{id}',
+  'post /admin/v1/users', 'patch /admin/v1/users/{id}', 'post /admin/v1/events', 'post /admin/v1/events/replay',
+];
+
+describe('GET /v2/openapi.json', () => {
+  it('is served without authentication as JSON', async () => {
+    const res = await fetch(`${sys.baseUrl}/openapi.json`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/application\/json/);
+    doc = await res.json();
+    expect(doc.openapi).toBe('3.1.0');
+  });
+
+  it('answers 405 with Allow: GET to other methods (a fuzzer finding: TRACE was 404)', async () => {
+    for (const method of ['TRACE', 'POST', 'DELETE']) {
+      const res = await request(`${sys.baseUrl}/openapi.json`, { method }); // fetch refuses TRACE
+      expect(res.statusCode).toBe(405);
+      expect(res.headers.allow).toBe('GET');
+      expect(((await res.body.json()) as any).error.code).toBe('METHOD_NOT_ALLOWED');
+    }
+  });
+
+  it('documents what is accepted: valueless query parameters, bodies that may be left out (fuzzer findings)', () => {
+    for (const name of ['page_size', 'before_id', 'after_id', 'start_datetime', 'end_datetime']) {
+      const param = doc.paths['/v2/events'].get.parameters.find((p: any) => p.name === name);
+      expect(param.schema.anyOf, name).toContainEqual({ type: 'string', enum: [''] });
+    }
+    expect(doc.paths['/v2/webhooks/{id}'].patch.requestBody.required).toBe(false);
+    expect(doc.paths['/v2/events/{id}/replay'].post.requestBody.required).toBe(false);
+    expect(doc.paths['/admin/v1/users/{id}'].patch.requestBody.required).toBe(false);
+    expect(doc.paths['/v2/webhooks'].post.requestBody.required).toBe(true);
+  });
+
+  it('is accepted by openapi-spec-validator (PyPI)', () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'shiphook-openapi-'));
+    try {
+      const file = path.join(dir, 'openapi.json');
+      writeFileSync(file, JSON.stringify(doc));
+      const tool = openapiSpecValidator();
+      const run = spawnSync(tool.bin, [file], { encoding: 'utf8', env: { ...process.env, ...tool.env } });
+      expect(run.stderr + run.stdout).toMatch(/OK/);
+      expect(run.status).toBe(0);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('lists every operation of seed section 4 and every one shiphook adds, each with its success and error responses', () => {
+    const listed = Object.entries(doc.paths).flatMap(([p, ops]: [string, any]) => Object.keys(ops).map((m) => `${m} ${p}`));
+    for (const op of [...SEED_OPERATIONS, ...SHIPHOOK_OPERATIONS]) expect(listed).toContain(op);
+    for (const op of [...SEED_OPERATIONS, ...SHIPHOOK_OPERATIONS]) {
+      const [method, p] = op.split(' ');
+      const responses = doc.paths[p!][method!].responses;
+      expect(Object.keys(responses).some((s) => /^2\d\d$/.test(s)), op).toBe(true);
+      expect(responses['422'].content['application/json'].schema.$ref).toBe('#/components/schemas/Error');
+    }
+  });
+
+  it('declares both auth schemes for /v2 and the operator token for /admin/v1', () => {
+    expect(doc.components.securitySchemes).toMatchObject({
+      basicAuth: { type: 'http', scheme: 'basic' },
+      bearerAuth: { type: 'http', scheme: 'bearer' },
+      operatorToken: { type: 'http', scheme: 'bearer' },
+    });
+    expect(doc.paths['/v2/webhooks'].get.security).toEqual([{ basicAuth: [] }, { bearerAuth: [] }]);
+    expect(doc.paths['/admin/v1/users'].post.security).toEqual([{ operatorToken: [] }]);
+  });
+
+  it('describes every response object strictly, the error body, pagination and examples', () => {
+    const s = doc.components.schemas;
+    for (const name of ['ApiKey', 'ApiKeys', 'Webhook', 'Event', 'EventSummary', 'EndShipper', 'User', 'ChildUser', 'Shipment', 'Payload', 'Error']) {
+      expect(s[name].additionalProperties, name).toBe(false);
+    }
+    expect(Object.keys(s.User.properties)).toEqual(expect.arrayContaining(['balance', 'price_per_shipment', 'recharge_amount', 'cc_fee_rate', 'insurance_fee_minimum', 'email', 'children']));
+    expect(s.Error.properties.error.required).toEqual(['code', 'message', 'errors']);
+    const page = doc.paths['/v2/end_shippers'].get.parameters.map((p: any) => p.name);
+    expect(page).toEqual(['page_size', 'before_id', 'after_id', 'start_datetime', 'end_datetime']);
+    expect(doc.paths['/v2/events'].get.parameters.find((p: any) => p.name === 'page_size').schema.anyOf[0]).toMatchObject({ type: 'integer', maximum: 100 });
+    const example = doc.paths['/v2/end_shippers'].post.requestBody.content['application/json'].schema.example;
+    expect(example.address).toMatchObject({ street1: '388 Townsend St', country: 'US' });
+  });
+});
