@@ -6,9 +6,11 @@ ENV NODE_ENV=production
 # collect instead of growing (worker peak RSS ~460 → ~310 MB). Raise it for very large events.
 ENV MALLOC_ARENA_MAX=2 NODE_OPTIONS=--max-old-space-size=384
 COPY package.json package-lock.json ./
-RUN npm ci --omit=dev
+# The package's own postinstall (`shiphook provision`, which fetches the temporal CLI for
+# `shiphook dev`) runs the CLI, so the CLI comes first; with NODE_ENV=production it does nothing.
 COPY bin ./bin
 COPY src ./src
+RUN npm ci --omit=dev
 COPY workflows ./workflows
 COPY activities ./activities
 COPY migrations ./migrations
