@@ -1,5 +1,5 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import pg from 'pg';
+import { createPgPool } from '../db/database';
 import { RateLimiterMemory, RateLimiterPostgres, RateLimiterRes } from 'rate-limiter-flexible';
 import type { Config } from '../config';
 import { ApiError } from '../errors/api-error';
@@ -35,7 +35,7 @@ const TABLE = 'rate_limit_counters';
 export function createRateLimits(config: Config, opts: { windowSeconds?: number } = {}): RateLimits {
   const limits = config.rateLimit;
   if (limits.perSecond === 0 || !config.databaseUrl) return { general: pass, bucket: () => pass, close: async () => undefined };
-  const pool = new pg.Pool({ connectionString: config.databaseUrl, max: 4, allowExitOnIdle: true });
+  const pool = createPgPool(config.databaseUrl, 4, { allowExitOnIdle: true });
   const window = opts.windowSeconds ?? 1;
   const limiter = (keyPrefix: string, points: number, duration: number) =>
     new RateLimiterPostgres({

@@ -45,7 +45,12 @@ const CONNECT_TIMEOUT_MS = 5000;
 /** A statement running longer is cancelled by the server; the client gives up a little later. */
 const STATEMENT_TIMEOUT_MS = 15_000;
 
-export function createDb(databaseUrl: string, maxConnections = 10): Db {
+/**
+ * Every pg pool of the process (Kysely's, the rate limiter's): bounded waits, and an
+ * idle connection the server closed (restart, admin shutdown) is reported and dropped
+ * instead of ending the process — without a listener Node would end it on that error.
+ */
+export function createPgPool(databaseUrl: string, maxConnections: number, opts: { allowExitOnIdle?: boolean } = {}): pg.Pool {
   const pool = new pg.Pool({
     connectionString: databaseUrl,
     max: maxConnections,
@@ -53,11 +58,14 @@ export function createDb(databaseUrl: string, maxConnections = 10): Db {
     statement_timeout: STATEMENT_TIMEOUT_MS,
     // Covers what statement_timeout cannot: a server that stopped answering at all.
     query_timeout: STATEMENT_TIMEOUT_MS + 2000,
+    allowExitOnIdle: opts.allowExitOnIdle,
   });
-  // An idle connection the server closed (restart, admin shutdown) is reported here and
-  // dropped by the pool; without a listener Node would end the process on it.
   pool.on('error', (err) => log.warn('database connection lost; the pool opens a new one when needed', { error: String(err.message).slice(0, 200) }));
-  return new Kysely<Database>({ dialect: new PostgresDialect({ pool: preparedStatementPool(pool) }) });
+  return pool;
+}
+
+export function createDb(databaseUrl: string, maxConnections = 10): Db {
+  return new Kysely<Database>({ dialect: new PostgresDialect({ pool: preparedStatementPool(createPgPool(databaseUrl, maxConnections)) }) });
 }
 
 const UNAVAILABLE_NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH']);
