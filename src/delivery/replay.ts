@@ -146,7 +146,6 @@ export async function startReplay(db: Db, filter: ReplayFilter) {
   return (await replayProgress(db, id))!; // committed above
 }
 
-/** Where a broad replay stands: how many of its events the dispatchers have started again. */
 /** Dispatch incidents (events whose start Temporal refused), oldest first, for operators. */
 export async function dispatchIncidents(db: Db, limit = 100) {
   const rows = await db
@@ -160,6 +159,7 @@ export async function dispatchIncidents(db: Db, limit = 100) {
   return rows.map((r) => ({ ...r, dispatch_failed_at: isoMillis(r.dispatch_failed_at!) }));
 }
 
+/** Where a broad replay stands: how many of its events the dispatchers have started again. */
 export async function replayProgress(db: Db, id: string) {
   if (!hasPrefix(id, 'replay')) return undefined;
   const row = await db.selectFrom('replays').selectAll().where('id', '=', id).executeTakeFirst();
