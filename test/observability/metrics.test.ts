@@ -166,10 +166,13 @@ describe('metrics after a burst with one failing receiver', () => {
       const before = await workerMetrics();
       await publish(iso.api, acct.user.id, 'test');
       await gone.waitFor(1);
+      // The gauge is read from the database, which says `disabled` a moment before the
+      // worker counts the action: wait for both.
+      const counted = (now: typeof before) => total(now, 'shiphook_webhook_disable_actions_total', { reason: 'gone' }) > total(before, 'shiphook_webhook_disable_actions_total', { reason: 'gone' });
       const after = await eventually(async () => {
         const now = await workerMetrics();
-        return now.find((s) => s.name === 'shiphook_webhooks_disabled')?.value === 1 ? now : undefined;
-      }, 20_000, 'the 410 webhook to be disabled');
+        return now.find((s) => s.name === 'shiphook_webhooks_disabled')?.value === 1 && counted(now) ? now : undefined;
+      }, 20_000, 'the 410 webhook to be disabled and counted');
       const moved = (name: string, labels: Record<string, string>) => total(after, name, labels) - total(before, name, labels);
       expect(moved('shiphook_webhook_disable_actions_total', { reason: 'gone' })).toBe(1);
       expect(moved('shiphook_webhook_disable_actions_total', { reason: 'failing' })).toBe(0);
