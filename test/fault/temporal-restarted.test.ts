@@ -8,12 +8,20 @@ import { call } from '../support/http';
 import { type DevTemporal, startDevTemporal } from '../../src/launcher/temporal';
 import { BURST, endpoint, everythingDelivered, expectAlive, FAULT_TEST_TIMEOUT_MS, faultSystem, RECOVERY_TIMEOUT_MS, received, report, startBurst, until } from './harness';
 
-it('the Temporal dev server killed mid-burst and started again on the same data file: nothing else dies, everything is delivered', async () => {
-  // A dev server of this test's own: the suite's shared one is never stopped.
-  const dir = mkdtempSync(path.join(tmpdir(), 'shiphook-fault-temporal-'));
+/**
+ * A dev server of the test's own (the suite's shared one is never stopped), on a port
+ * and data file of its own, so `start()` again continues where the killed one stopped.
+ */
+async function ownTemporal(name: string) {
+  const dir = mkdtempSync(path.join(tmpdir(), `shiphook-fault-${name}-`));
   const port = await freePort();
   const dbFile = path.join(dir, 'temporal.db');
   const start = () => startDevTemporal({ cliPath: process.env.TEMPORAL_CLI_PATH, port, dbFile, ui: false });
+  return { dir, start };
+}
+
+it('the Temporal dev server killed mid-burst and started again on the same data file: nothing else dies, everything is delivered', async () => {
+  const { dir, start } = await ownTemporal('temporal');
   let temporal: DevTemporal = await start();
   let f: Awaited<ReturnType<typeof faultSystem>> | undefined;
   try {
@@ -60,10 +68,7 @@ it('the Temporal dev server killed mid-burst and started again on the same data 
 const LONG_OUTAGE_MS = 70_000;
 
 it('Temporal down for over a minute: the worker process stays up (its SDK worker keeps polling, or is recreated) and delivers when Temporal is back', async () => {
-  const dir = mkdtempSync(path.join(tmpdir(), 'shiphook-fault-temporal-long-'));
-  const port = await freePort();
-  const dbFile = path.join(dir, 'temporal.db');
-  const start = () => startDevTemporal({ cliPath: process.env.TEMPORAL_CLI_PATH, port, dbFile, ui: false });
+  const { dir, start } = await ownTemporal('temporal-long');
   let temporal: DevTemporal = await start();
   let f: Awaited<ReturnType<typeof faultSystem>> | undefined;
   try {
