@@ -27,6 +27,8 @@ export async function startCostMeter(sys: BenchSystem): Promise<CostMeter> {
       const cpuMs: Record<string, number> = {};
       for (const [name, seconds] of Object.entries(cpuAfter)) cpuMs[name] = round(((seconds - (cpuBefore[name] ?? 0)) * 1000) / events, 2);
       cpuMs.total = round(Object.values(cpuMs).reduce((a, b) => a + b, 0), 2);
+      // What the system itself spends (api, workers, Temporal, PostgreSQL): the bench's publisher and receivers excluded.
+      cpuMs.system_total = round(cpuMs.total - (cpuMs.bench ?? 0), 2);
       const sql = statements ? await statementsPerEvent(db, events) : 'pg_stat_statements is not loaded';
       await db.end();
       return {
@@ -72,7 +74,8 @@ async function eagerShare(temporal: Client, workflowIds: string[]) {
 
 /** Event counts of one delivery workflow's history: what the Temporal server stored for it. */
 export async function historyShape(temporal: Client, workflowId: string) {
-  const history = await temporal.workflow.getHandle(workflowId).fetchHistory();
+  const handle = temporal.workflow.getHandle(workflowId);
+  const [history, described] = await Promise.all([handle.fetchHistory(), handle.describe()]);
   const counts: Record<string, number> = {};
   for (const e of history.events ?? []) {
     const type = Object.keys(e).find((k) => k.endsWith('EventAttributes'))?.replace(/EventAttributes$/, '') ?? 'unknown';
@@ -85,5 +88,9 @@ export async function historyShape(temporal: Client, workflowId: string) {
     local_activities: counts.markerRecorded ?? 0,
     timers: counts.timerStarted ?? 0,
     search_attribute_upserts: counts.upsertWorkflowSearchAttributes ?? 0,
+    // Mutable-state writes the server made for this run (its persistence cost, history events aside).
+    state_transitions: Number(described.raw.workflowExecutionInfo?.stateTransitionCount?.toString() ?? NaN),
+    // Estimate: the start, each search-attribute upsert, and the close (once the run has ended).
+    visibility_writes: 1 + (counts.upsertWorkflowSearchAttributes ?? 0) + (described.status.name === 'RUNNING' ? 0 : 1),
   };
 }
