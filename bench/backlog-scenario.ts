@@ -88,6 +88,7 @@ export async function backlog(sys: BenchSystem, opts: BacklogOptions) {
       // Once retries are due they arrive spread by the schedule's jitter; this is how fast they were acknowledged then.
       acknowledged_per_second_while_draining: drained && firstAckSeconds !== null && drainSeconds > firstAckSeconds ? round(ids.length / (drainSeconds - firstAckSeconds)) : null,
       acknowledged_after_recovery: ids.filter((id) => receiver.acknowledged.has(id)).length,
+      lost_events: ids.filter((id) => !receiver.acknowledged.has(id)).length,
       workflows_finished: settled,
       api_view: verified,
     };

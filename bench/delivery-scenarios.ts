@@ -1,17 +1,20 @@
 import { Agent, request } from 'undici';
 import { deliveryBody } from '../src/domain/signature';
-import { account, addWebhook, EVENT_RESULT, pool, publish, replayAll, verifyEvents, waitUntil } from './client';
+import { account, addWebhook, EVENT_RESULT, pool, publish, verifyEvents, waitUntil } from './client';
 import { startCostMeter } from './cost';
 import { round } from './processes';
-import { percentiles, startBenchReceiver } from './receivers';
+import { type BenchReceiver, percentiles, startBenchReceiver } from './receivers';
 import type { BenchSystem } from './system';
 
-async function threeReceivers(sys: BenchSystem, name: string) {
+export async function threeReceivers(sys: BenchSystem, name: string) {
   const acct = await account(sys.origin, name);
   const receivers = await Promise.all([startBenchReceiver(), startBenchReceiver(), startBenchReceiver()]);
   for (const r of receivers) await addWebhook(sys.origin, acct.testKey, r.url);
   return { acct, receivers };
 }
+
+/** Events that some of these receivers never acknowledged. */
+export const lostOn = (receivers: BenchReceiver[], ids: string[]) => ids.filter((id) => receivers.some((r) => !r.acknowledged.has(id))).length;
 
 /** 1. Burst: N events as fast as the operator API accepts them (32 in flight), 3 webhooks each. */
 export async function burst(sys: BenchSystem, n: number, waitMs: number) {
@@ -25,7 +28,7 @@ export async function burst(sys: BenchSystem, n: number, waitMs: number) {
   const allSeconds = (performance.now() - t0) / 1000;
   // The last attempts record their outcome after the receiver answered: wait for the runs to end.
   const settled = await settle(sys, 30_000, acct.userId);
-  const cost = await meter.stop(n, ids.filter((_, i) => i % Math.ceil(n / 25) === 0)); // ~25 events, spread over the burst
+  const cost = await meter.stop(n, spread(ids, 25));
   const verified = await verifyEvents(sys.origin, acct.testKey, ids, 3);
   await Promise.all(receivers.map((r) => r.close()));
   const acked = Math.min(...receivers.map((r) => ids.filter((id) => r.acknowledged.has(id)).length));
@@ -38,6 +41,7 @@ export async function burst(sys: BenchSystem, n: number, waitMs: number) {
     events_per_second_end_to_end: round(acked / allSeconds),
     deliveries_per_second: round(receivers.reduce((s, r) => s + r.acknowledged.size, 0) / allSeconds),
     not_acknowledged_by_some_receiver: n - acked,
+    lost_events: lostOn(receivers, ids),
     duplicate_requests: receivers.reduce((s, r) => s + r.requests, 0) - 3 * n,
     workflows_finished: settled,
     // GET /v2/events/:id for every event: status and pending/completed URLs as the API reports them.
@@ -47,10 +51,10 @@ export async function burst(sys: BenchSystem, n: number, waitMs: number) {
   };
 }
 
-const WARMUP_SECONDS = 3;
+export const WARMUP_SECONDS = 3;
 
-/** Publishes at a steady rate for `seconds`, recording each event's send time. */
-async function offer(sys: BenchSystem, userId: string, rate: number, seconds: number, sentAt: Map<string, number>) {
+/** Publishes at a steady rate for `seconds`, recording each event's send time (epoch ms). */
+export async function offer(sys: BenchSystem, userId: string, rate: number, seconds: number, sentAt: Map<string, number>) {
   const total = Math.round(rate * seconds);
   const t0 = performance.now();
   const inflight = new Set<Promise<void>>();
@@ -68,57 +72,70 @@ async function offer(sys: BenchSystem, userId: string, rate: number, seconds: nu
 }
 
 /**
- * 2. and 4. Steady offered load; latency from the publisher's send time to the
- * receiver's first sight of the event id, per healthy receiver. With `failingReceiver`
- * the third receiver answers 500 throughout; it recovers afterwards so the retries drain.
+ * One measured window of steady offered load: publishes at `rate` for `seconds`, then
+ * waits (bounded) until the healthy receivers have seen every event. Latency runs from
+ * the publisher's send time to each healthy receiver's first sight of the event id.
  */
-export async function latency(sys: BenchSystem, rate: number, seconds: number, waitMs: number, opts: { failingReceiver?: boolean } = {}) {
-  const { acct, receivers } = await threeReceivers(sys, opts.failingReceiver ? 'failure' : 'latency');
-  const failing = opts.failingReceiver ? receivers[2]! : undefined;
-  if (failing) failing.failWith = 500;
-  const healthy = receivers.filter((r) => r !== failing);
-  // Warm-up at the same rate, not measured: the first second after a start is slower
-  // (workflow contexts, JIT, new connections to the database and the receivers).
-  await offer(sys, acct.userId, rate, WARMUP_SECONDS, new Map());
-  if (failing) failing.requests = 0;
+export async function steadyWindow(sys: BenchSystem, userId: string, load: { rate: number; seconds: number; waitMs: number }, healthy: BenchReceiver[], failing?: BenchReceiver) {
   const sentAt = new Map<string, number>();
-  const meter = await startCostMeter(sys);
-  const t0 = performance.now();
-  const { total, publishErrors } = await offer(sys, acct.userId, rate, seconds, sentAt);
-  const publishSeconds = (performance.now() - t0) / 1000;
-  const measured = [...sentAt.keys()];
-  const allReceived = await waitUntil(() => healthy.every((r) => measured.every((id) => r.firstSeen.has(id))), waitMs);
-  const samples: number[] = [];
-  for (const r of healthy) for (const [id, at] of r.firstSeen) if (sentAt.has(id)) samples.push(at - sentAt.get(id)!);
-  const failingRequests = failing?.requests;
-  // The cost of the offered load (and, with a failing receiver, of its retries so far).
+  const failingBefore = failing?.requests ?? 0;
+  const startedAt = performance.timeOrigin + performance.now();
+  const { total, publishErrors } = await offer(sys, userId, load.rate, load.seconds, sentAt);
+  const publishSeconds = (performance.timeOrigin + performance.now() - startedAt) / 1000;
   const ids = [...sentAt.keys()];
-  const cost = await meter.stop(ids.length, ids.filter((_, i) => i % Math.ceil(ids.length / 10) === 0));
-  let replayedAfterRecovery: number | undefined;
-  if (failing) {
-    failing.failWith = null;
-    // The failing URL's next attempt is minutes away (production schedule): as an operator
-    // does after an outage, replay what is still retrying so it is delivered now.
-    replayedAfterRecovery = await replayAll(sys.origin, acct.userId, 'retrying');
+  const allReceived = await waitUntil(() => healthy.every((r) => ids.every((id) => r.firstSeen.has(id))), load.waitMs);
+  const samples: number[] = [];
+  for (const r of healthy) {
+    for (const id of ids) {
+      const at = r.firstSeen.get(id);
+      if (at !== undefined) samples.push(at - sentAt.get(id)!);
+    }
   }
-  const settled = await settle(sys, 60_000, acct.userId);
-  const verified = failing ? await verifyEvents(sys.origin, acct.testKey, measured, receivers.length) : undefined;
-  await Promise.all(receivers.map((r) => r.close()));
   return {
-    offered_events_per_second: rate,
-    warmup_seconds_not_measured: WARMUP_SECONDS,
-    seconds,
-    events: total,
-    achieved_publish_per_second: round(sentAt.size / publishSeconds),
-    publish_errors: publishErrors,
-    healthy_receivers: healthy.length,
-    latency_ms: percentiles(samples),
-    all_received_within_wait: allReceived,
-    not_received_within_wait: sentAt.size * healthy.length - samples.length,
-    ...(failing ? { requests_to_failing_receiver: failingRequests, replayed_after_recovery: replayedAfterRecovery, api_view_after_replay: verified } : {}),
-    workflows_finished_after: settled,
-    cost,
+    ids,
+    /** Epoch ms. */
+    startedAt,
+    stats: {
+      offered_events_per_second: load.rate,
+      seconds: load.seconds,
+      events: total,
+      achieved_publish_per_second: round(ids.length / publishSeconds),
+      publish_errors: publishErrors,
+      healthy_receivers: healthy.length,
+      latency_ms: percentiles(samples),
+      all_received_within_wait: allReceived,
+      not_received_within_wait: ids.length * healthy.length - samples.length,
+      ...(failing ? { requests_to_failing_receiver: failing.requests - failingBefore } : {}),
+    },
   };
+}
+
+/** ~`n` ids spread over the list: the events whose workflow histories the cost meter reads. */
+export const spread = (ids: string[], n: number) => ids.filter((_, i) => i % Math.ceil(ids.length / n) === 0);
+
+/** 2. Steady offered load, three healthy receivers: latency, cost, and every event completed. */
+export async function latency(sys: BenchSystem, load: { rate: number; seconds: number; waitMs: number }) {
+  const { acct, receivers } = await threeReceivers(sys, 'latency');
+  try {
+    // Warm-up at the same rate, not measured: the first second after a start is slower
+    // (workflow contexts, JIT, new connections to the database and the receivers).
+    await offer(sys, acct.userId, load.rate, WARMUP_SECONDS, new Map());
+    const meter = await startCostMeter(sys);
+    const window = await steadyWindow(sys, acct.userId, load, receivers);
+    const cost = await meter.stop(window.ids.length, spread(window.ids, 10));
+    const settled = await settle(sys, 60_000, acct.userId);
+    const verified = await verifyEvents(sys.origin, acct.testKey, window.ids, receivers.length);
+    return {
+      warmup_seconds_not_measured: WARMUP_SECONDS,
+      ...window.stats,
+      lost_events: lostOn(receivers, window.ids),
+      workflows_finished_after: settled,
+      api_view: verified,
+      cost,
+    };
+  } finally {
+    await Promise.all(receivers.map((r) => r.close()));
+  }
 }
 
 /** 5. The HTTP ceiling: the same receiver code hit directly by undici from one process, same body. */

@@ -13,12 +13,14 @@ export interface BenchReceiver {
   /** Event id → when it was first answered 2XX (epoch ms). */
   acknowledged: Map<string, number>;
   requests: number;
+  /** Event id → requests received for it (every attempt). */
+  requestsById: Map<string, number>;
   failWith: number | null;
   close(): Promise<void>;
 }
 
 export async function startBenchReceiver(): Promise<BenchReceiver> {
-  const r: BenchReceiver = { url: '', firstSeen: new Map(), acknowledged: new Map(), requests: 0, failWith: null, close: async () => undefined };
+  const r: BenchReceiver = { url: '', firstSeen: new Map(), acknowledged: new Map(), requests: 0, requestsById: new Map(), failWith: null, close: async () => undefined };
   const server: Server = createServer((req, res) => {
     const at = performance.timeOrigin + performance.now();
     req.resume();
@@ -26,6 +28,7 @@ export async function startBenchReceiver(): Promise<BenchReceiver> {
       r.requests++;
       const id = String(req.headers['webhook-id'] ?? '');
       if (id && !r.firstSeen.has(id)) r.firstSeen.set(id, at);
+      if (id) r.requestsById.set(id, (r.requestsById.get(id) ?? 0) + 1);
       if (r.failWith) {
         res.writeHead(r.failWith).end();
         return;

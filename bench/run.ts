@@ -6,19 +6,27 @@ import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { apiThroughput } from './api-scenario';
 import { backlog } from './backlog-scenario';
 import { burst, ceiling, latency, settle } from './delivery-scenarios';
+import { failure } from './failure-scenario';
 import { floor } from './floor-scenario';
 import { peakSampler, round } from './processes';
+import { retry } from './retry-scenario';
+import { saturation } from './saturation-scenario';
+import { correctness, performanceTargets, capacity } from './targets';
 import { type BenchSystem, startBenchSystem } from './system';
 
 /**
- * `npm run bench [-- --quick] [--only floor,burst,latency,api,failure,ceiling,backlog]
- *   [--events N] [--rate R] [--seconds S] [--backlog M] [--backlog-delay 2m] [--backlog-fill S]`
+ * `npm run bench [-- --quick] [--only floor,burst,latency,api,failure,retry,saturation,ceiling,backlog]
+ *   [--events N] [--rate R] [--seconds S] [--retry-events N] [--saturation-rate R] [--saturation-seconds S]
+ *   [--backlog M] [--backlog-delay 2m] [--backlog-fill S]`
  * Starts the system (embedded services unless DATABASE_URL/TEMPORAL_ADDRESS are
  * set) with separate api and worker processes, runs the scenarios in order and
- * prints one JSON document, also written to bench/results/<date>.json. Every wait
- * is bounded, so a slow engine yields a partial result instead of a hung run.
+ * prints one JSON document, also written to bench/results/<date>.json, ending with
+ * the efficiency targets (issue #14) and the correctness checks. Every wait is
+ * bounded, so a slow engine yields a partial result instead of a hung run. Exits 1
+ * when a correctness check fails (an event lost or not completed); a performance
+ * target not met does not change the exit code.
  */
-const USAGE = 'npm run bench -- [--quick] [--only floor,burst,latency,api,failure,ceiling,backlog] [--events N] [--rate R] [--seconds S] [--api-seconds S] [--backlog M] [--backlog-delay 2m] [--backlog-fill S] [--profile]';
+const USAGE = 'npm run bench -- [--quick] [--only floor,burst,latency,api,failure,retry,saturation,ceiling,backlog] [--events N] [--rate R] [--seconds S] [--api-seconds S] [--retry-events N] [--saturation-rate R] [--saturation-seconds S] [--backlog M] [--backlog-delay 2m] [--backlog-fill S] [--profile]';
 const { values } = parseArgs({
   options: {
     quick: { type: 'boolean' },
@@ -27,6 +35,9 @@ const { values } = parseArgs({
     rate: { type: 'string' }, // latency and failure: events/s offered
     seconds: { type: 'string' }, // latency and failure: duration
     'api-seconds': { type: 'string' }, // per API endpoint
+    'retry-events': { type: 'string' }, // retry: events whose later attempts are measured
+    'saturation-rate': { type: 'string' }, // saturation: events/s offered (default: twice the burst's end-to-end rate)
+    'saturation-seconds': { type: 'string' }, // saturation: seconds of publishing
     backlog: { type: 'string' }, // backlog size M
     'backlog-delay': { type: 'string' }, // retry delay while the backlog waits
     'backlog-fill': { type: 'string' }, // seconds allowed for publishing the backlog and its first attempts
@@ -38,7 +49,7 @@ if (values.help) {
   process.stdout.write(`${USAGE}\n`);
   process.exit(0);
 }
-const ALL = ['floor', 'burst', 'latency', 'api', 'failure', 'ceiling', 'backlog'];
+const ALL = ['floor', 'burst', 'latency', 'api', 'failure', 'retry', 'saturation', 'ceiling', 'backlog'];
 const selected = new Set(values.only ? values.only.split(',').map((s) => s.trim()) : ALL);
 for (const s of selected) if (!ALL.includes(s)) throw new Error(`unknown scenario "${s}"; one of ${ALL.join(', ')}`);
 
@@ -54,6 +65,11 @@ const sizes = {
   latencyRate: num(values.rate, quick ? 10 : 20, 'rate'),
   latencySeconds: num(values.seconds, quick ? 10 : 60, 'seconds'),
   apiSeconds: num(values['api-seconds'], quick ? 3 : 10, 'api-seconds'),
+  retryEvents: num(values['retry-events'], quick ? 60 : 300, 'retry-events'),
+  retryPublishRate: quick ? 20 : 50,
+  saturationRate: values['saturation-rate'] === undefined ? undefined : num(values['saturation-rate'], 0, 'saturation-rate'),
+  saturationSeconds: num(values['saturation-seconds'], quick ? 15 : 60, 'saturation-seconds'),
+  saturationSampleSeconds: quick ? 2 : 5,
   backlogEvents: num(values.backlog, quick ? 300 : 10_000, 'backlog'),
   // Longer than the fill (~40 first attempts/s): the events really wait while measured.
   backlogDelay: values['backlog-delay'] ?? (quick ? '90s' : '7m'),
@@ -64,6 +80,8 @@ const budget = {
   burstWait: quick ? 60_000 : 240_000,
   latencyWait: quick ? 30_000 : 60_000,
   settle: quick ? 30_000 : 45_000,
+  retryWait: quick ? 30_000 : 60_000,
+  saturationDrain: quick ? 120_000 : 360_000,
   backlogFill: num(values['backlog-fill'], quick ? 60 : 330, 'backlog-fill') * 1000,
   backlogDrain: quick ? 150_000 : 600_000,
 };
@@ -71,6 +89,13 @@ const budget = {
 // The production retry schedule (5s, 5m, 30m, …): the failure scenario measures what a
 // failing endpoint costs in production, then replays what still waits. The backlog sets its own.
 const BASE_ENV = { SHIPHOOK_ATTEMPT_TIMEOUT: '5s', SHIPHOOK_DISABLE_AFTER_FAILURES: '1000000' };
+type Percentiles = { p50: number; p95: number; p99: number };
+/** The failure scenario's healthy-receiver latency against the latency scenario's (same load, no failing URL). */
+const vsLatency = (p: Percentiles, base: Percentiles | undefined) => {
+  if (!base) return 'run with the latency scenario to compare';
+  const ratio = (k: keyof Percentiles) => (base[k] > 0 ? round(p[k] / base[k], 2) : null);
+  return { p50_ratio: ratio('p50'), p95_ratio: ratio('p95'), p99_ratio: ratio('p99'), p99_within_1_3x: p.p99 <= base.p99 * 1.3 };
+};
 const log = (msg: string) => process.stderr.write(`[bench] ${new Date().toISOString().slice(11, 19)} ${msg}\n`);
 
 // The floor scenario runs a worker in this process: its SDK logs only from WARN up.
@@ -115,18 +140,25 @@ try {
     const floorRate = (results.floor as { workflows_per_second?: number } | undefined)?.workflows_per_second;
     return { ...b, engine_to_floor: floorRate ? round(b.events_per_second_end_to_end / floorRate, 2) : 'run with the floor scenario to compare' };
   });
-  await step('latency', (s) => latency(s, sizes.latencyRate, sizes.latencySeconds, budget.latencyWait));
+  const load = { rate: sizes.latencyRate, seconds: sizes.latencySeconds, waitMs: budget.latencyWait };
+  await step('latency', (s) => latency(s, load));
   await step('api', (s) => apiThroughput(s, sizes.apiSeconds));
   await step('failure', async (s) => {
-    const failure = await latency(s, sizes.latencyRate, sizes.latencySeconds, budget.latencyWait, { failingReceiver: true });
-    const base = (results.latency as { latency_ms?: { p50: number; p95: number; p99: number } } | undefined)?.latency_ms;
-    const ratio = (k: 'p50' | 'p95' | 'p99') => (base && base[k] > 0 ? round(failure.latency_ms[k] / base[k], 2) : null);
+    const f = await failure(s, { ...load, secondWindow: !quick, settleMs: 60_000 });
+    const base = (results.latency as { latency_ms?: Percentiles } | undefined)?.latency_ms;
+    const second = f.while_earlier_retries_due;
     return {
-      ...failure,
-      vs_latency_scenario: base
-        ? { p50_ratio: ratio('p50'), p95_ratio: ratio('p95'), p99_ratio: ratio('p99'), p95_within_20_percent: failure.latency_ms.p95 <= base.p95 * 1.2 }
-        : 'run with the latency scenario to compare',
+      ...f,
+      vs_latency_scenario: vsLatency(f.latency_ms, base),
+      while_earlier_retries_due: typeof second === 'string' ? second : { ...second, vs_latency_scenario: vsLatency(second.latency_ms as Percentiles, base) },
     };
+  });
+  await step('retry', (s) => retry(s, { events: sizes.retryEvents, rate: sizes.retryPublishRate, waitMs: budget.retryWait, windowMs: budget.retryWait, settleMs: 60_000 }));
+  await step('saturation', (s) => {
+    const burstRate = (results.burst as { events_per_second_end_to_end?: number } | undefined)?.events_per_second_end_to_end;
+    // More than the system takes: twice what the burst measured end to end.
+    const rate = sizes.saturationRate ?? (burstRate ? round(2 * burstRate) : 100);
+    return saturation(s, { rate, seconds: sizes.saturationSeconds, sampleMs: sizes.saturationSampleSeconds * 1000, drainMs: budget.saturationDrain, settleMs: 90_000, burstRate });
   });
   await step('ceiling', async () => {
     const c = await ceiling(sizes.burstEvents);
@@ -153,10 +185,12 @@ const doc = {
   // Sampled from /proc/<pid>/status every 500 ms over the whole run.
   peak_rss_mb: Object.fromEntries(Object.entries(peak.peak).map(([k, v]) => [k, round(v)])),
   ...results,
+  capacity: capacity(results),
+  targets: { ...performanceTargets(results, sizes.latencyRate), correctness: correctness(results) },
 };
 const json = JSON.stringify(doc, null, 2);
 process.stdout.write(json + '\n');
 const dir = path.resolve('bench/results');
 mkdirSync(dir, { recursive: true });
 writeFileSync(path.join(dir, `${doc.date.replace(/[:.]/g, '-')}.json`), json + '\n');
-process.exit(0);
+process.exit(doc.targets.correctness.met ? 0 : 1);

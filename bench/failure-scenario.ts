@@ -1,0 +1,81 @@
+import { replayAll, verifyEvents } from './client';
+import { startCostMeter } from './cost';
+import { lostOn, offer, settle, spread, steadyWindow, threeReceivers, WARMUP_SECONDS } from './delivery-scenarios';
+import { round, usageOver } from './processes';
+import type { BenchSystem } from './system';
+
+/**
+ * Attempt 2 comes 5 s after attempt 1 and attempt 3 5 min after attempt 2 (production
+ * schedule, each ±20%): the first window's third attempts come due spread from ~4 min
+ * after it started to ~6 min after it ended, densest 5 s + 5 min after its start.
+ */
+const THIRD_ATTEMPTS_CENTRE_MS = 5_000 + 5 * 60_000;
+
+export interface FailureOptions {
+  rate: number;
+  seconds: number;
+  waitMs: number;
+  /** Also measure a window while the first window's 5-minute retries come due (~6 min more). */
+  secondWindow: boolean;
+  settleMs: number;
+}
+
+/**
+ * 4. Steady offered load with one of three endpoints answering 500 throughout, on the
+ * production retry schedule: latency on the two healthy receivers, first while the
+ * failing URL's first attempts and 5-second retries run, then (full runs) while the
+ * first window's 5-minute retries come due. Afterwards the endpoint recovers and, as an
+ * operator does after an outage, what still retries is replayed so it is delivered now.
+ */
+export async function failure(sys: BenchSystem, opts: FailureOptions) {
+  const { acct, receivers } = await threeReceivers(sys, 'failure');
+  const failing = receivers[2]!;
+  const healthy = receivers.slice(0, 2);
+  failing.failWith = 500;
+  const load = { rate: opts.rate, seconds: opts.seconds, waitMs: opts.waitMs };
+  try {
+    await offer(sys, acct.userId, opts.rate, WARMUP_SECONDS, new Map()); // not measured, as in the latency scenario
+    const meter = await startCostMeter(sys);
+    const first = await steadyWindow(sys, acct.userId, load, healthy, failing);
+    // The offered load and, for the failing URL, its first attempts and retries so far.
+    const cost = await meter.stop(first.ids.length, spread(first.ids, 10));
+
+    let second: Record<string, unknown> | string = 'skipped in quick mode (the 5-minute retries come due ~5 min after the first window started)';
+    let secondIds: string[] = [];
+    if (opts.secondWindow) {
+      // The second window is centred on the spread of the first window's third attempts. The
+      // wait is idle time: it shows what the failing URL's waiting retries cost.
+      const waitMs = Math.max(0, first.startedAt + THIRD_ATTEMPTS_CENTRE_MS - (performance.timeOrigin + performance.now()));
+      const waiting = await usageOver(sys.pids, waitMs);
+      const firstWindowRequests = () => first.ids.reduce((s, id) => s + (failing.requestsById.get(id) ?? 0), 0);
+      const before = firstWindowRequests();
+      const w = await steadyWindow(sys, acct.userId, load, healthy, failing);
+      secondIds = w.ids;
+      second = {
+        started_seconds_after_first_window: round((w.startedAt - first.startedAt) / 1000),
+        ...w.stats,
+        // Of the requests to the failing receiver, those for the first window's events: their 5-minute retries.
+        retries_of_first_window_events_during_window: firstWindowRequests() - before,
+        idle_before_window: { seconds: round(waitMs / 1000), ...waiting },
+      };
+    }
+
+    failing.failWith = null;
+    const replayed = await replayAll(sys.origin, acct.userId, 'retrying');
+    const settled = await settle(sys, opts.settleMs, acct.userId);
+    const ids = [...first.ids, ...secondIds];
+    const verified = await verifyEvents(sys.origin, acct.testKey, ids, receivers.length);
+    return {
+      warmup_seconds_not_measured: WARMUP_SECONDS,
+      ...first.stats,
+      while_earlier_retries_due: second,
+      replayed_after_recovery: replayed,
+      lost_events: lostOn(receivers, ids),
+      workflows_finished_after: settled,
+      api_view_after_replay: verified,
+      cost,
+    };
+  } finally {
+    await Promise.all(receivers.map((r) => r.close()));
+  }
+}

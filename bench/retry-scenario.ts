@@ -1,0 +1,85 @@
+import { account, addWebhook, verifyEvents, waitUntil } from './client';
+import { startCostMeter } from './cost';
+import { offer, settle } from './delivery-scenarios';
+import { round } from './processes';
+import { startBenchReceiver } from './receivers';
+import type { BenchSystem } from './system';
+
+export interface RetryOptions {
+  events: number;
+  /** Events/s while publishing. */
+  rate: number;
+  /** Bound on each wait: first attempts, second attempts, acknowledgement after recovery. */
+  waitMs: number;
+  /** Bound on the measured window. */
+  windowMs: number;
+  settleMs: number;
+}
+
+/** Eleven retries 2 s apart (12 attempts): later attempts come often enough to be measured in seconds. */
+const RETRY_DELAYS = Array(11).fill('2s').join(',');
+/** The window: from attempt 2 of every event on, until the receiver got this many more attempts per event. */
+const WINDOW_ATTEMPTS_PER_EVENT = 5;
+
+/**
+ * 5. What one later attempt to a failing endpoint costs: one account, one webhook that
+ * always answers 500, N events. Once every event's first two attempts are over, the CPU
+ * of every process over a window of retries is divided by the attempts the receiver got
+ * in it. A later attempt is the one `retryDelivery` activity, retried by the Temporal
+ * server (nextRetryDelay) on the retries task queue. Then the endpoint recovers and
+ * every event must end completed.
+ */
+export async function retry(sys: BenchSystem, opts: RetryOptions) {
+  await sys.restartWorkers({ SHIPHOOK_RETRY_DELAYS: RETRY_DELAYS });
+  const receiver = await startBenchReceiver();
+  receiver.failWith = 500;
+  try {
+    const acct = await account(sys.origin, 'retry');
+    await addWebhook(sys.origin, acct.testKey, receiver.url);
+    const sentAt = new Map<string, number>();
+    const { publishErrors } = await offer(sys, acct.userId, opts.rate, opts.events / opts.rate, sentAt);
+    const ids = [...sentAt.keys()];
+    const n = ids.length;
+    const firstAttempts = await waitUntil(() => ids.every((id) => receiver.firstSeen.has(id)), opts.waitMs);
+    const secondAttempts = await waitUntil(() => receiver.requests >= 2 * n, opts.waitMs);
+
+    const meter = await startCostMeter(sys);
+    const requestsBefore = receiver.requests;
+    const t0 = performance.now();
+    const windowFilled = await waitUntil(() => receiver.requests >= (2 + WINDOW_ATTEMPTS_PER_EVENT) * n, opts.windowMs);
+    const attempts = receiver.requests - requestsBefore;
+    const windowSeconds = (performance.now() - t0) / 1000;
+    const { cpu_ms_per_event: cpuPerAttempt, ...costPerAttempt } = await meter.stop(Math.max(1, attempts), ids.slice(0, 1));
+
+    receiver.failWith = null;
+    const requestsAtRecovery = receiver.requests;
+    const acknowledged = await waitUntil(() => ids.every((id) => receiver.acknowledged.has(id)), opts.waitMs);
+    const settled = await settle(sys, opts.settleMs, acct.userId);
+    const verified = await verifyEvents(sys.origin, acct.testKey, ids, 1);
+    return {
+      events: n,
+      publish_errors: publishErrors,
+      retry_delays: RETRY_DELAYS,
+      every_first_attempt_within_wait: firstAttempts,
+      every_second_attempt_within_wait: secondAttempts,
+      window: {
+        target_attempts: WINDOW_ATTEMPTS_PER_EVENT * n,
+        attempts,
+        reached_target: windowFilled,
+        seconds: round(windowSeconds, 1),
+        later_attempts_per_second: round(attempts / windowSeconds),
+      },
+      // CPU over the window divided by the attempts in it (per process; system_total without the bench).
+      cpu_ms_per_later_attempt: cpuPerAttempt,
+      cost_per_later_attempt: costPerAttempt,
+      attempts_per_event_before_recovery: round(requestsAtRecovery / n, 2),
+      all_acknowledged_after_recovery: acknowledged,
+      lost_events: ids.filter((id) => !receiver.acknowledged.has(id)).length,
+      workflows_finished_after: settled,
+      api_view: verified,
+    };
+  } finally {
+    await receiver.close();
+    await sys.restartWorkers({}); // back to the production schedule the other scenarios use
+  }
+}
