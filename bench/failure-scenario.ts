@@ -21,7 +21,7 @@ export interface FailureOptions {
 }
 
 /**
- * 4. Steady offered load with one of three endpoints answering 500 throughout, on the
+ * 4. Failure: steady offered load with one of three endpoints answering 500 throughout, on the
  * production retry schedule: latency on the two healthy receivers, first while the
  * failing URL's first attempts and 5-second retries run, then (full runs) while the
  * first window's 5-minute retries come due. Afterwards the endpoint recovers and, as an

@@ -22,7 +22,7 @@ const RETRY_DELAYS = Array(11).fill('2s').join(',');
 const WINDOW_ATTEMPTS_PER_EVENT = 5;
 
 /**
- * 5. What one later attempt to a failing endpoint costs: one account, one webhook that
+ * What one later attempt to a failing endpoint costs: one account, one webhook that
  * always answers 500, N events. Once every event's first two attempts are over, the CPU
  * of every process over a window of retries is divided by the attempts the receiver got
  * in it. A later attempt is the one `retryDelivery` activity, retried by the Temporal
@@ -49,7 +49,7 @@ export async function retry(sys: BenchSystem, opts: RetryOptions) {
     const windowFilled = await waitUntil(() => receiver.requests >= (2 + WINDOW_ATTEMPTS_PER_EVENT) * n, opts.windowMs);
     const attempts = receiver.requests - requestsBefore;
     const windowSeconds = (performance.now() - t0) / 1000;
-    const { cpu_ms_per_event: cpuPerAttempt, ...costPerAttempt } = await meter.stop(Math.max(1, attempts), ids.slice(0, 1));
+    const { cpu_ms_per_event: cpuPerAttempt, sql_per_event: sqlPerAttempt, ...history } = await meter.stop(Math.max(1, attempts), ids.slice(0, 1));
 
     receiver.failWith = null;
     const requestsAtRecovery = receiver.requests;
@@ -71,7 +71,8 @@ export async function retry(sys: BenchSystem, opts: RetryOptions) {
       },
       // CPU over the window divided by the attempts in it (per process; system_total without the bench).
       cpu_ms_per_later_attempt: cpuPerAttempt,
-      cost_per_later_attempt: costPerAttempt,
+      sql_per_later_attempt: sqlPerAttempt,
+      ...history,
       attempts_per_event_before_recovery: round(requestsAtRecovery / n, 2),
       all_acknowledged_after_recovery: acknowledged,
       lost_events: ids.filter((id) => !receiver.acknowledged.has(id)).length,

@@ -32,7 +32,7 @@ interface Sample {
 }
 
 /**
- * 6. Saturation: more events/s than the system takes, three webhooks of which one
+ * Saturation: more events/s than the system takes, three webhooks of which one
  * answers 500 throughout, production retry schedule. Sampled every few seconds until
  * every event has been first-attempted on the healthy receivers and the outbox is
  * empty: first-attempt latency, outbox lag, retries waiting and made, RSS. Shows how
