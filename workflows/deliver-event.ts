@@ -1,6 +1,7 @@
 import { proxyActivities, proxyLocalActivities, sleep, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { AttemptResult } from '../activities/delivery';
+import type { EventStatus } from '../src/db/tables/events';
 import { EventStatusAttr } from '../src/temporal/search-attributes';
 
 export interface DeliveryTarget {
@@ -43,11 +44,17 @@ const INFRASTRUCTURE_RETRY = { initialInterval: '1s', maximumInterval: '30s', ma
  */
 export async function deliverEvent(input: DeliverEventInput): Promise<string | undefined> {
   const { eventId, targets, retryDelaysMs } = input;
+  // ShiphookEventStatus is not set at start: a run whose first attempt delivers to every
+  // URL closes Completed without it, which saves a history event and a visibility write
+  // on nearly every event. Any other outcome sets it, and it is kept current from then
+  // on. (Runs started before this rule carry a status from their start: same commands.)
   let lastStatus = workflowInfo().typedSearchAttributes.get(EventStatusAttr);
-  const seen = (result: AttemptResult) => {
-    if (result.status === lastStatus) return;
-    lastStatus = result.status;
-    upsertSearchAttributes([{ key: EventStatusAttr, value: result.status }]);
+  let result: EventStatus | undefined = lastStatus as EventStatus | undefined;
+  const seen = (attempt: AttemptResult) => {
+    result = attempt.status;
+    if (attempt.status === lastStatus || (lastStatus === undefined && attempt.status === 'completed')) return;
+    lastStatus = attempt.status;
+    upsertSearchAttributes([{ key: EventStatusAttr, value: attempt.status }]);
   };
 
   const activityTimeout = input.attemptTimeoutMs + 10_000; // HTTP plus room for SQL and the health report
@@ -91,5 +98,5 @@ export async function deliverEvent(input: DeliverEventInput): Promise<string | u
 
   // Every attempt returned the event status as of its own (serialised) update, so the
   // status the last one saw is the final one: no extra round trip to read it.
-  return lastStatus;
+  return result;
 }

@@ -4,7 +4,7 @@ import { type Config, retryTaskQueue } from '../config';
 import { anyOf, type Executor } from '../db/database';
 import type { EventRow } from '../db/tables/events';
 import { redactUrl } from '../domain/webhook-url';
-import { EventIdAttr, EventStatusAttr, EventTypeAttr, ModeAttr, UserIdAttr, WebhookUrlsAttr } from '../temporal/search-attributes';
+import { EventIdAttr, EventTypeAttr, ModeAttr, UserIdAttr, WebhookUrlsAttr } from '../temporal/search-attributes';
 import { deliveryWorkflowId } from '../temporal/task-queue';
 import type { DeliverEventInput, DeliveryTarget } from '../../workflows/deliver-event';
 
@@ -50,7 +50,6 @@ export async function startDelivery(client: Client, config: Config, event: Event
       { key: EventTypeAttr, value: event.description },
       { key: UserIdAttr, value: event.user_id },
       { key: ModeAttr, value: event.mode },
-      { key: EventStatusAttr, value: event.status },
       // Set here rather than upserted by the workflow: one visibility write less per event.
       { key: WebhookUrlsAttr, value: urlsAttribute(targets) },
     ],

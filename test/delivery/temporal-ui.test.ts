@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EventStatusAttr, EventTypeAttr, ModeAttr, UserIdAttr, WebhookUrlsAttr } from '../../src/temporal/search-attributes';
 import { eventStatus, publish, webhook } from '../support/events';
 import { createAccount } from '../support/http';
-import { eventually, startReceiver } from '../support/receiver';
+import { eventually, startReceiver, status } from '../support/receiver';
 import { startSystem, type TestSystem } from '../support/system';
 
 let sys: TestSystem;
@@ -34,10 +34,13 @@ describe('operators in the Temporal UI', () => {
     expect(attrs.get(EventTypeAttr)).toBe('tracker.created');
     expect(attrs.get(UserIdAttr)).toBe(acct.user.id);
     expect(attrs.get(ModeAttr)).toBe('test');
-    expect(attrs.get(EventStatusAttr)).toBe('completed');
+    // Delivered by the first attempt: no status attribute, the run's close says it.
+    expect(attrs.get(EventStatusAttr)).toBeUndefined();
+    expect(described.status.name).toBe('COMPLETED');
+    expect(await statusUpserts(event.id)).toEqual([]);
     expect(attrs.get(WebhookUrlsAttr)).toEqual([secretUrl.replace('bob:topsecret@', '***@')]);
 
-    const query = `ShiphookEventType = "tracker.created" AND ShiphookUserId = "${acct.user.id}" AND ShiphookMode = "test" AND ShiphookEventStatus = "completed"`;
+    const query = `ShiphookEventType = "tracker.created" AND ShiphookUserId = "${acct.user.id}" AND ShiphookMode = "test" AND ExecutionStatus = "Completed" AND ShiphookEventStatus IS NULL`;
     const ids = await eventually(async () => {
       const found: string[] = [];
       for await (const wf of client.workflow.list({ query })) found.push(wf.workflowId);
@@ -52,4 +55,42 @@ describe('operators in the Temporal UI', () => {
     expect(history).not.toContain('topsecret');
     await receiver.close();
   });
+
+  it('see the status of an event that did not succeed at once: retrying, then its final status', async () => {
+    const acct = await createAccount(sys);
+    // The first attempt fails, the second succeeds.
+    const receiver = await startReceiver((d, i, res) => status(i === 0 ? 500 : 200)(d, i, res));
+    await webhook(sys, acct.testKey, receiver.url);
+    const event = await publish(sys, acct.user.id, 'test', { description: 'tracker.updated' });
+    await eventStatus(sys, acct.testKey, event.id, 'completed');
+    const handle = client.workflow.getHandle(event.id);
+    expect(await handle.result()).toBe('completed');
+    expect((await handle.describe()).typedSearchAttributes.get(EventStatusAttr)).toBe('completed');
+    expect(await statusUpserts(event.id)).toEqual(['retrying', 'completed']);
+    const ids = await eventually(async () => {
+      const found: string[] = [];
+      for await (const wf of client.workflow.list({ query: `ShiphookUserId = "${acct.user.id}" AND ShiphookEventStatus = "completed"` })) found.push(wf.workflowId);
+      return found.length ? found : undefined;
+    }, 15_000, 'visibility');
+    expect(ids).toEqual([event.id]);
+
+    // Every attempt fails: the run ends with the status failed.
+    receiver.answer(status(500));
+    const failed = await publish(sys, acct.user.id, 'test', { description: 'tracker.updated' });
+    await eventStatus(sys, acct.testKey, failed.id, 'failed');
+    const failedHandle = client.workflow.getHandle(failed.id);
+    expect(await failedHandle.result()).toBe('failed');
+    expect((await failedHandle.describe()).typedSearchAttributes.get(EventStatusAttr)).toBe('failed');
+    expect(await statusUpserts(failed.id)).toEqual(['retrying', 'failed']);
+    await receiver.close();
+  });
 });
+
+/** The values of ShiphookEventStatus the run upserted, in order (read from its history). */
+async function statusUpserts(workflowId: string): Promise<string[]> {
+  const history = await client.workflow.getHandle(workflowId).fetchHistory();
+  return (history.events ?? []).flatMap((e) => {
+    const field = e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields?.ShiphookEventStatus;
+    return field?.data ? [JSON.parse(Buffer.from(field.data).toString('utf8')) as string] : [];
+  });
+}
