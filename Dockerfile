@@ -10,6 +10,9 @@ COPY package.json package-lock.json ./
 # `shiphook dev`) runs the CLI, so the CLI comes first; with NODE_ENV=production it does nothing.
 COPY bin ./bin
 COPY src ./src
+# patch-package applies patches/ to the Temporal worker (no watchdog thread per workflow call:
+# see README, Performance).
+COPY patches ./patches
 RUN npm ci --omit=dev
 COPY workflows ./workflows
 COPY activities ./activities

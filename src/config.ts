@@ -78,6 +78,8 @@ export interface Config {
     cachedWorkflows: number;
     /** A prebuilt workflow bundle (`shiphook bundle-workflows FILE`); unset: built at start. */
     workflowBundle?: string;
+    /** The SDK's per-call deadlock watchdog and promise stack traces (off: src/temporal/workflow-sandbox.ts). */
+    workflowDiagnostics: boolean;
     /** The worker's own HTTP listener (/healthz, /readyz, /metrics); port 0 = any free port. */
     httpPort: number;
     httpHost: string;
@@ -150,6 +152,7 @@ function readConfig(env: NodeJS.ProcessEnv): Config {
       workflowTaskSlots: int(env.SHIPHOOK_WORKER_TASK_SLOTS, 200, 'SHIPHOOK_WORKER_TASK_SLOTS'),
       cachedWorkflows: int(env.SHIPHOOK_WORKER_CACHED_WORKFLOWS, 300, 'SHIPHOOK_WORKER_CACHED_WORKFLOWS'),
       workflowBundle: env.SHIPHOOK_WORKFLOW_BUNDLE || undefined,
+      workflowDiagnostics: bool(env.SHIPHOOK_WORKFLOW_DIAGNOSTICS, 'SHIPHOOK_WORKFLOW_DIAGNOSTICS'),
       httpPort: int(env.SHIPHOOK_WORKER_HTTP_PORT, 9464, 'SHIPHOOK_WORKER_HTTP_PORT'),
       httpHost: env.SHIPHOOK_WORKER_HTTP_HOST || '127.0.0.1',
     },

@@ -7,6 +7,7 @@ import { startDispatcher } from './delivery/dispatcher';
 import { log } from './log';
 import { deliveryLogIds } from './temporal/activity-log-ids';
 import { workflowBundle } from './temporal/workflow-bundle';
+import { workflowSandboxOptions } from './temporal/workflow-sandbox';
 
 /** The dispatcher's pass without a notification (a safety net; notifications drive it). */
 const DISPATCH_INTERVAL_MS = 2000;
@@ -50,6 +51,7 @@ export async function createWorker(config: Config, db: Db) {
   const client = new Client({ connection, namespace: config.temporalNamespace });
   const activities = createActivities({ config, db, temporal: async () => client });
   const bundle = role !== 'retries' ? await workflowBundle(config.worker.workflowBundle) : undefined;
+  const sandbox = workflowSandboxOptions(config.worker.workflowDiagnostics);
   // How to (re)create each SDK Worker: one fails for good after about a minute of
   // failed polls (a long Temporal outage), and this process then creates it again.
   const factories: (() => Promise<Worker>)[] = [];
@@ -65,6 +67,8 @@ export async function createWorker(config: Config, db: Db) {
         maxConcurrentWorkflowTaskExecutions: config.worker.workflowTaskSlots,
         maxCachedWorkflows: config.worker.cachedWorkflows,
         interceptors: { activity: [deliveryLogIds] },
+        // Not a public option of the SDK's types: see workflow-sandbox.ts.
+        ...(sandbox as object),
       }),
     );
   }
