@@ -156,6 +156,13 @@ export async function ceiling(n: number) {
 }
 
 /**
+ * How long to wait for `replayed` events to finish after an operator replay: the
+ * bound grows with the replay (at least ~16 replayed events/s), so a large replay is
+ * not reported as unfinished only because the wait was sized for a small one.
+ */
+export const replaySettleMs = (replayed: number, floorMs: number) => Math.max(floorMs, replayed * 60);
+
+/**
  * Waits (bounded) until no delivery workflow is running, so one scenario's leftovers
  * do not load the next. Returns the seconds it took, or null when the bound was hit.
  */

@@ -1,6 +1,6 @@
 import { replayAll, verifyEvents } from './client';
 import { startCostMeter } from './cost';
-import { lostOn, offer, settle, spread, steadyWindow, threeReceivers, WARMUP_SECONDS } from './delivery-scenarios';
+import { lostOn, offer, replaySettleMs, settle, spread, steadyWindow, threeReceivers, WARMUP_SECONDS } from './delivery-scenarios';
 import { round, usageOver } from './processes';
 import type { BenchSystem } from './system';
 
@@ -62,7 +62,7 @@ export async function failure(sys: BenchSystem, opts: FailureOptions) {
 
     failing.failWith = null;
     const replayed = await replayAll(sys.origin, acct.userId, 'retrying');
-    const settled = await settle(sys, opts.settleMs, acct.userId);
+    const settled = await settle(sys, replaySettleMs(replayed, opts.settleMs), acct.userId);
     const ids = [...first.ids, ...secondIds];
     const verified = await verifyEvents(sys.origin, acct.testKey, ids, receivers.length);
     return {

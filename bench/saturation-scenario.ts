@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { replayAll, verifyEvents } from './client';
-import { lostOn, offer, settle, threeReceivers } from './delivery-scenarios';
+import { lostOn, offer, replaySettleMs, settle, threeReceivers } from './delivery-scenarios';
 import { round, treeRssMb } from './processes';
 import { percentiles } from './receivers';
 import type { BenchSystem } from './system';
@@ -131,7 +131,7 @@ export async function saturation(sys: BenchSystem, opts: SaturationOptions) {
 
     failing.failWith = null;
     const replayed = await replayAll(sys.origin, acct.userId, 'retrying');
-    const settled = await settle(sys, opts.settleMs, acct.userId);
+    const settled = await settle(sys, replaySettleMs(replayed, opts.settleMs), acct.userId);
     const verified = await verifyEvents(sys.origin, acct.testKey, ids, receivers.length);
     const publishSeconds = (end - t0) / 1000;
     return {
