@@ -1,6 +1,8 @@
 import type { Client } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EventStatusAttr, EventTypeAttr, ModeAttr, UserIdAttr, WebhookUrlsAttr } from '../../src/temporal/search-attributes';
+import { healthWorkflowId } from '../../src/temporal/task-queue';
+import { sandboxPatchApplied, workflowSandboxOptions } from '../../src/temporal/workflow-sandbox';
 import { eventStatus, publish, webhook } from '../support/events';
 import { createAccount } from '../support/http';
 import { eventually, startReceiver, status } from '../support/receiver';
@@ -41,12 +43,7 @@ describe('operators in the Temporal UI', () => {
     expect(attrs.get(WebhookUrlsAttr)).toEqual([secretUrl.replace('bob:topsecret@', '***@')]);
 
     const query = `ShiphookEventType = "tracker.created" AND ShiphookUserId = "${acct.user.id}" AND ShiphookMode = "test" AND ExecutionStatus = "Completed" AND ShiphookEventStatus IS NULL`;
-    const ids = await eventually(async () => {
-      const found: string[] = [];
-      for await (const wf of client.workflow.list({ query })) found.push(wf.workflowId);
-      return found.length ? found : undefined;
-    }, 15_000, 'visibility');
-    expect(ids).toEqual([event.id]);
+    expect(await workflowsFound(query)).toEqual([event.id]);
 
     // Each attempt's target (masked) is in the history, never the password.
     // Payloads are base64 in the history: decoded, or the assertion below could never fail.
@@ -63,25 +60,45 @@ describe('operators in the Temporal UI', () => {
     await webhook(sys, acct.testKey, receiver.url);
     const event = await publish(sys, acct.user.id, 'test', { description: 'tracker.updated' });
     await eventStatus(sys, acct.testKey, event.id, 'completed');
-    const handle = client.workflow.getHandle(event.id);
-    expect(await handle.result()).toBe('completed');
-    expect((await handle.describe()).typedSearchAttributes.get(EventStatusAttr)).toBe('completed');
-    expect(await statusUpserts(event.id)).toEqual(['retrying', 'completed']);
-    const ids = await eventually(async () => {
-      const found: string[] = [];
-      for await (const wf of client.workflow.list({ query: `ShiphookUserId = "${acct.user.id}" AND ShiphookEventStatus = "completed"` })) found.push(wf.workflowId);
-      return found.length ? found : undefined;
-    }, 15_000, 'visibility');
-    expect(ids).toEqual([event.id]);
+    await expectClosedWith(event.id, 'completed', ['retrying', 'completed']);
+    expect(await workflowsFound(`ShiphookUserId = "${acct.user.id}" AND ShiphookEventStatus = "completed"`)).toEqual([event.id]);
 
     // Every attempt fails: the run ends with the status failed.
     receiver.answer(status(500));
     const failed = await publish(sys, acct.user.id, 'test', { description: 'tracker.updated' });
     await eventStatus(sys, acct.testKey, failed.id, 'failed');
-    const failedHandle = client.workflow.getHandle(failed.id);
-    expect(await failedHandle.result()).toBe('failed');
-    expect((await failedHandle.describe()).typedSearchAttributes.get(EventStatusAttr)).toBe('failed');
-    expect(await statusUpserts(failed.id)).toEqual(['retrying', 'failed']);
+    await expectClosedWith(failed.id, 'failed', ['retrying', 'failed']);
+    await receiver.close();
+  });
+});
+
+describe('the workflow sandbox (src/temporal/workflow-sandbox.ts)', () => {
+  it('npm install applied patches/ to the Temporal worker, so workflow calls can go without a watchdog', () => {
+    expect(sandboxPatchApplied()).toBe(true);
+    const before = process.env.TEMPORAL_WORKFLOW_STACK_TRACES;
+    try {
+      expect(workflowSandboxOptions(false)).toEqual({ isolateExecutionTimeout: 0 });
+      expect(process.env.TEMPORAL_WORKFLOW_STACK_TRACES).toBe('off');
+      expect(workflowSandboxOptions(true)).toEqual({});
+      expect(process.env.TEMPORAL_WORKFLOW_STACK_TRACES).toBeUndefined();
+    } finally {
+      if (before === undefined) delete process.env.TEMPORAL_WORKFLOW_STACK_TRACES;
+      else process.env.TEMPORAL_WORKFLOW_STACK_TRACES = before;
+    }
+  });
+
+  it('a worker with the defaults takes no stack trace per Promise: a waiting workflow has no __stack_trace to give', async () => {
+    const acct = await createAccount(sys);
+    const receiver = await startReceiver(status(500));
+    const hook = await webhook(sys, acct.testKey, receiver.url);
+    await publish(sys, acct.user.id, 'test');
+    // The first failure starts the webhook's health workflow, which then waits on a condition.
+    const handle = client.workflow.getHandle(healthWorkflowId(hook.id));
+    await eventually(async () => ((await handle.describe().catch(() => undefined))?.status.name === 'RUNNING' ? true : undefined), 20_000, 'health workflow');
+    // With the SDK's promise hook this answers where webhookHealth waits.
+    await expect(handle.query<string>('__stack_trace')).rejects.toThrow(/stack traces are not enabled/);
+    expect((await handle.describe()).status.name).toBe('RUNNING');
+    await handle.terminate('test over');
     await receiver.close();
   });
 });
@@ -93,4 +110,21 @@ async function statusUpserts(workflowId: string): Promise<string[]> {
     const field = e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields?.ShiphookEventStatus;
     return field?.data ? [JSON.parse(Buffer.from(field.data).toString('utf8')) as string] : [];
   });
+}
+
+/** The workflow ids a visibility query finds, once it finds any (visibility is eventually consistent). */
+async function workflowsFound(query: string): Promise<string[]> {
+  return eventually(async () => {
+    const found: string[] = [];
+    for await (const wf of client.workflow.list({ query })) found.push(wf.workflowId);
+    return found.length ? found : undefined;
+  }, 15_000, 'visibility');
+}
+
+/** The run returned `status`, its attribute says it, and it upserted exactly `upserts` on the way. */
+async function expectClosedWith(workflowId: string, status: string, upserts: string[]): Promise<void> {
+  const handle = client.workflow.getHandle(workflowId);
+  expect(await handle.result()).toBe(status);
+  expect((await handle.describe()).typedSearchAttributes.get(EventStatusAttr)).toBe(status);
+  expect(await statusUpserts(workflowId)).toEqual(upserts);
 }
