@@ -14,10 +14,12 @@ import type { PublishDeps } from './publish';
 /**
  * Replay: deliver an event again, as a new workflow run; earlier Payloads stay.
  * By default to the URLs not yet acknowledged; with `all` to every webhook of the
- * event's user and mode that is enabled now.
+ * event's user and mode that is enabled now. The answer is the event as the replay
+ * left it (the URLs it will deliver to as pending), not a later read: the new run
+ * may have delivered to local receivers before that read.
  */
 export async function replayEvent(deps: PublishDeps, eventId: string, opts: { all?: boolean } = {}) {
-  const row = await deps.db.transaction().execute(async (trx) => {
+  const { row, urls } = await deps.db.transaction().execute(async (trx) => {
     const event = await lockEvent(trx, eventId);
     if (!event) throw new ApiError('NOT_FOUND', 'Event not found.');
     if (opts.all) {
@@ -36,12 +38,13 @@ export async function replayEvent(deps: PublishDeps, eventId: string, opts: { al
     // A replay also clears a dispatch incident (dispatch.ts): the operator fixed its cause.
     // Claimed by this replay (a lease, as a dispatcher claims) so no dispatcher starts a
     // second run beside the one started below, which could deliver the same URL twice.
-    return trx
+    const claimed = await trx
       .updateTable('events')
       .set({ dispatched_at: null, dispatch_failed_at: null, dispatch_error: null, dispatch_lease_until: sql<Date>`now() + ${LEASE_MS} * interval '1 millisecond'` })
       .where('id', '=', event.id)
       .returningAll()
       .executeTakeFirstOrThrow();
+    return { row: claimed, urls: await eventUrls(trx, event.id) };
   });
   // Started from here, not left to the dispatcher: a replay must replace a run that is
   // still going. If the start fails, the dispatcher starts it on its next pass.
@@ -53,7 +56,7 @@ export async function replayEvent(deps: PublishDeps, eventId: string, opts: { al
     log.warn('replay start deferred to the dispatcher', { event_id: row.id, error: String((err as Error).message).slice(0, 200) });
     await releaseClaims(deps.db, [row.id]).catch(() => undefined); // or its lease runs out
   }
-  return eventView(row, await eventUrls(deps.db, row.id));
+  return eventView(row, urls);
 }
 
 export interface ReplayFilter {
