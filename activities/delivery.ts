@@ -1,4 +1,5 @@
 import { ApplicationFailure, ApplicationFailureCategory } from '@temporalio/common';
+import { Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import type { Config } from '../src/config';
 import type { Db } from '../src/db/database';
@@ -23,6 +24,14 @@ export interface AttemptInput {
   targets: DeliveryTarget[];
   /** Waits between attempts, fixed when the run started; attempts per URL = delays + 1. */
   retryDelaysMs: number[];
+}
+
+export interface RetryInput {
+  eventId: string;
+  target: DeliveryTarget;
+  retryDelaysMs: number[];
+  /** Epoch ms: the first retry's time, when the activity waits for it (workflows/deliver-event.ts). */
+  notBefore?: number;
 }
 
 export type TargetOutcome =
@@ -135,9 +144,7 @@ export function createDeliveryActivities({ config, db, temporal }: DeliveryDeps)
       if (delivery?.webhook?.failingSince && (await recordSuccess(db, webhookId))) await tellHealth(webhookId);
     } else if (outcome.outcome === 'retry' || outcome.outcome === 'failed') {
       const run = await recordFailure(db, webhookId, new Date());
-      // The first failure of a run starts the watch; repeating it every `disableAfterFailures`
-      // failures makes up for a signal lost while Temporal was unreachable.
-      if (run && (run.consecutiveFailures === 1 || run.consecutiveFailures % config.disableAfterFailures === 0)) {
+      if (run && repeatsHealthSignal(run.consecutiveFailures, config.disableAfterFailures)) {
         await tellHealth(webhookId, run.failingSince);
       }
     } else if (outcome.outcome === 'stopped' && outcome.gone) {
@@ -184,7 +191,11 @@ export function createDeliveryActivities({ config, db, temporal }: DeliveryDeps)
      * events however many attempts it takes; the UI shows the pending activity with
      * its attempt count, last failure and next retry time.
      */
-    async retryDelivery(input: { eventId: string; target: DeliveryTarget; retryDelaysMs: number[] }): Promise<AttemptResult> {
+    async retryDelivery(input: RetryInput): Promise<AttemptResult> {
+      // The wait before the first retry, when the workflow left it to this activity;
+      // an activity retried after a lost worker finds it over and attempts at once.
+      const wait = (input.notBefore ?? 0) - Date.now();
+      if (wait > 0) await Context.current().sleep(wait);
       const result = await withLogContext({ event_id: input.eventId, webhook_id: input.target.webhookId }, () =>
         attemptDeliveries({ eventId: input.eventId, targets: [input.target], retryDelaysMs: input.retryDelaysMs }),
       );
@@ -216,6 +227,20 @@ export function createDeliveryActivities({ config, db, temporal }: DeliveryDeps)
     const ms = /^\d+$/.test(value) ? Number(value) * 1000 : Date.parse(value) - Date.now();
     return Number.isFinite(ms) && ms > 0 ? Math.min(ms, MAX_RETRY_AFTER_MS) : undefined;
   }
+}
+
+/**
+ * Whether this failure of a run (1-based) tells the health workflow: the first starts
+ * the watch; the threshold's failure and every doubling after it (20, 40, 80, …)
+ * repeat it, which makes up for a signal lost while Temporal was unreachable at a
+ * cost that grows with the log of the run, not with every `threshold` failures (an
+ * endpoint that is down took a signal and a workflow task every 20 of its failures).
+ */
+export function repeatsHealthSignal(consecutiveFailures: number, threshold: number): boolean {
+  if (consecutiveFailures === 1) return true;
+  if (consecutiveFailures < threshold || consecutiveFailures % threshold !== 0) return false;
+  const multiple = consecutiveFailures / threshold;
+  return (multiple & (multiple - 1)) === 0; // a power of two
 }
 
 /**

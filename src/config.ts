@@ -76,6 +76,12 @@ export interface Config {
      * 358 ms). 300: worker ≤ 350 MB with 3,000 events waiting (bench/).
      */
     cachedWorkflows: number;
+    /**
+     * Later attempts one worker runs at once. A first retry due within 15 s waits
+     * inside its activity (workflows/deliver-event.ts), holding a slot while it
+     * waits: at 20 failing events/s with the 5 s first retry, ~100 slots.
+     */
+    retrySlots: number;
     /** A prebuilt workflow bundle (`shiphook bundle-workflows FILE`); unset: built at start. */
     workflowBundle?: string;
     /** The SDK's per-call deadlock watchdog and promise stack traces (off: src/temporal/workflow-sandbox.ts). */
@@ -151,6 +157,7 @@ function readConfig(env: NodeJS.ProcessEnv): Config {
       role: oneOf(env.SHIPHOOK_WORKER_ROLE, WORKER_ROLES, 'all', 'SHIPHOOK_WORKER_ROLE'),
       workflowTaskSlots: int(env.SHIPHOOK_WORKER_TASK_SLOTS, 200, 'SHIPHOOK_WORKER_TASK_SLOTS'),
       cachedWorkflows: int(env.SHIPHOOK_WORKER_CACHED_WORKFLOWS, 300, 'SHIPHOOK_WORKER_CACHED_WORKFLOWS'),
+      retrySlots: int(env.SHIPHOOK_WORKER_RETRY_SLOTS, 1000, 'SHIPHOOK_WORKER_RETRY_SLOTS'),
       workflowBundle: env.SHIPHOOK_WORKFLOW_BUNDLE || undefined,
       workflowDiagnostics: bool(env.SHIPHOOK_WORKFLOW_DIAGNOSTICS, 'SHIPHOOK_WORKFLOW_DIAGNOSTICS'),
       httpPort: int(env.SHIPHOOK_WORKER_HTTP_PORT, 9464, 'SHIPHOOK_WORKER_HTTP_PORT'),

@@ -79,6 +79,7 @@ export async function createWorker(config: Config, db: Db) {
         namespace: config.temporalNamespace,
         taskQueue: retryTaskQueue(config),
         activities: { retryDelivery: activities.retryDelivery },
+        maxConcurrentActivityTaskExecutions: config.worker.retrySlots,
         interceptors: { activity: [deliveryLogIds] },
       }),
     );

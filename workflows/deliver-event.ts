@@ -1,4 +1,4 @@
-import { proxyActivities, proxyLocalActivities, sleep, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { patched, proxyActivities, proxyLocalActivities, sleep, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { AttemptResult } from '../activities/delivery';
 import type { EventStatus } from '../src/db/tables/events';
@@ -22,6 +22,14 @@ export interface DeliverEventInput {
   retryTaskQueue: string;
 }
 
+/**
+ * A wait before a retry up to this long is spent in the retry activity itself
+ * (scheduled at once, it sleeps until its time): a durable timer would cost the
+ * server a timer and the worker a second workflow task for every failing URL
+ * (the production schedule's first retry is 5 s). Longer waits are timers.
+ */
+export const WAIT_IN_ACTIVITY_MAX_MS = 15_000;
+
 /** Infrastructure errors only (the database unreachable): HTTP outcomes are results, not errors. */
 const INFRASTRUCTURE_RETRY = { initialInterval: '1s', maximumInterval: '30s', maximumAttempts: 10 } as const;
 
@@ -32,11 +40,12 @@ const INFRASTRUCTURE_RETRY = { initialInterval: '1s', maximumInterval: '30s', ma
  * first workflow task, so the POSTs leave without another round trip to the
  * server, and an event whose endpoints all answer 2XX completes in that one task.
  *
- * Each URL that failed waits on a durable timer for the first retry, then gets one
- * `retryDelivery` activity whose later attempts the server schedules: the activity
+ * Each URL that failed gets one `retryDelivery` activity, after a durable timer when
+ * the first retry is more than WAIT_IN_ACTIVITY_MAX_MS away (otherwise the activity
+ * waits), whose later attempts the server schedules: the activity
  * fails with the next delay of the schedule (or a longer Retry-After) and Temporal
  * retries it then. Retried activity attempts add no history, so a failing URL costs
- * ~8 history events and two workflow tasks however many attempts it takes, one
+ * ~8 history events and one more workflow task however many attempts it takes, one
  * failing endpoint never holds the others back, and the UI shows each pending
  * attempt with its count, last failure and next retry time (every attempt's
  * request and response are Payloads in the API). Attempts are numbered by what the
@@ -79,11 +88,13 @@ export async function deliverEvent(input: DeliverEventInput): Promise<string | u
 
   await Promise.all(
     retries.map(async ({ target, waitMs }) => {
+      // Runs whose history has a timer here (started before this rule) replay it (`patched`).
+      const waitInActivity = waitMs > 0 && waitMs <= WAIT_IN_ACTIVITY_MAX_MS && patched('first-retry-waits-in-activity');
       const { retryDelivery } = proxyActivities<Activities>({
         // Its own task queue: workers can serve it at a lower priority than first attempts.
         taskQueue: input.retryTaskQueue,
         // Per attempt; also how soon an attempt lost with a dead worker is tried again.
-        startToCloseTimeout: activityTimeout,
+        startToCloseTimeout: activityTimeout + (waitInActivity ? waitMs : 0),
         // Delivery failures set their own delay (nextRetryDelay); this backoff is for
         // infrastructure errors, and there is no attempt limit because the activity
         // itself ends the run when the schedule's attempts are spent.
@@ -91,8 +102,10 @@ export async function deliverEvent(input: DeliverEventInput): Promise<string | u
         // Short: a URL may be 2,048 characters, and the UI shows this on one line.
         summary: `POST ${target.url.length > 120 ? target.url.slice(0, 119) + '…' : target.url}`,
       });
-      if (waitMs > 0) await sleep(waitMs);
-      seen(await retryDelivery({ eventId, target, retryDelaysMs }));
+      if (waitMs > 0 && !waitInActivity) await sleep(waitMs);
+      // Workflow time (that of this task): the same on replay.
+      const notBefore = waitInActivity ? Date.now() + waitMs : undefined;
+      seen(await retryDelivery({ eventId, target, retryDelaysMs, ...(notBefore ? { notBefore } : {}) }));
     }),
   );
 

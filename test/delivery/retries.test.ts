@@ -54,6 +54,21 @@ describe('retries run by Temporal', () => {
     await receiver.close();
   });
 
+  it('a first retry further away than 15 s waits on a durable timer, not in its activity', async () => {
+    const acct = await createAccount(sys);
+    const receiver = await startReceiver((_d, i, res) => (i === 0 ? res.writeHead(503, { 'retry-after': '16' }).end() : res.writeHead(200).end('ok')));
+    await webhook(sys, acct.testKey, receiver.url);
+    const event = await publish(sys, acct.user.id, 'test');
+    const [first, second] = await receiver.waitFor(2, 40_000);
+    expect(second!.at - first!.at).toBeGreaterThanOrEqual(15_900);
+    const { counts } = await historyCounts(event.id, { closed: true });
+    expect(counts.timerStartedEventAttributes).toBe(1);
+    expect(counts.timerFiredEventAttributes).toBe(1);
+    expect(counts.markerRecordedEventAttributes).toBe(1); // the local activity's: no `patched` marker on this path
+    await eventStatus(sys, acct.testKey, event.id, 'completed');
+    await receiver.close();
+  });
+
   it('a failing URL costs the same few history events however many attempts it takes', async () => {
     const acct = await createAccount(sys);
     const receiver = await startReceiver(status(500));
@@ -62,9 +77,11 @@ describe('retries run by Temporal', () => {
     await eventStatus(sys, acct.testKey, event.id, 'failed', 15_000);
     expect(receiver.deliveries).toHaveLength(4);
     const { counts, events } = await historyCounts(event.id, { closed: true });
-    // Attempt 1 is the local activity (a marker); attempts 2–4 are one activity retried by the server.
-    expect(counts.markerRecordedEventAttributes).toBe(1);
-    expect(counts.timerStartedEventAttributes).toBe(1);
+    // Attempt 1 is the local activity (a marker; the other marker is the `patched` one of
+    // workflows/deliver-event.ts); attempts 2–4 are one activity retried by the server, and
+    // the 300 ms before attempt 2 are waited inside it, not on a timer.
+    expect(counts.markerRecordedEventAttributes).toBe(2);
+    expect(counts.timerStartedEventAttributes ?? 0).toBe(0);
     expect(counts.activityTaskScheduledEventAttributes).toBe(1);
     expect(events.find((e) => e.activityTaskStartedEventAttributes)!.activityTaskStartedEventAttributes!.attempt).toBe(3);
     const payloads = (await call(sys, 'GET', `/events/${event.id}/payloads`, { key: acct.testKey })).body.payloads;
