@@ -3,7 +3,7 @@ import { anyOf, type Db } from '../db/database';
 import type { DeliveryState, EventRow, EventStatus } from '../db/tables/events';
 import type { CustomHeader } from '../db/tables/webhooks';
 import { type EventUrls, refreshEventStatus, urlsOf } from './events';
-import { type NewPayload, payloadRows, recordPayloads } from './payloads';
+import { type NewPayload, payloadRows } from './payloads';
 
 /**
  * Event deliveries as the delivery engine reads and writes them (one row per event
@@ -106,16 +106,36 @@ export async function recordAttempts(db: Db, eventId: string, records: AttemptRe
       .execute();
     return 'retrying';
   }
+  const payloads = payloadRows(records.flatMap((r) => (r.payload ? [r.payload] : [])));
+  const column = <K extends keyof (typeof payloads)[number]>(k: K) => payloads.map((p) => p[k]);
+  const webhookIds = records.map((r) => r.webhookId);
   return db.transaction().execute(async (trx) => {
     await trx.selectFrom('events').select('id').where('id', '=', eventId).forUpdate().execute();
-    await recordPayloads(trx, records.flatMap((r) => (r.payload ? [r.payload] : [])));
-    // One statement for the whole batch; arrays keep its text the same for any batch size.
-    await sql`
-      update event_deliveries d
-      set state = v.state, attempts = d.attempts + v.sent, updated_at = now()
-      from unnest(${records.map((r) => r.webhookId)}::text[], ${records.map((r) => r.state)}::text[], ${records.map((r) => (r.payload ? 1 : 0))}::int[])
-        as v(webhook_id, state, sent)
-      where d.event_id = ${eventId} and d.webhook_id = v.webhook_id`.execute(trx);
-    return refreshEventStatus(trx, eventId);
+    // Then one statement (arrays keep its text the same for any batch size): the
+    // Payloads, the delivery rows, and the status from the rows as they are now.
+    return refreshEventStatus(trx, eventId, {
+      ctes: sql`
+        recorded as (
+          insert into payloads (id, event_id, webhook_id, request_url, request_headers, request_body, response_code, response_headers, response_body, total_time)
+          select id, event_id, webhook_id, request_url, request_headers::jsonb, request_body, response_code, response_headers::jsonb, response_body, total_time
+          from unnest(${column('id')}::text[], ${column('event_id')}::text[], ${column('webhook_id')}::text[], ${column('request_url')}::text[],
+            ${column('request_headers')}::text[], ${column('request_body')}::text[], ${column('response_code')}::int[],
+            ${column('response_headers')}::text[], ${column('response_body')}::text[], ${column('total_time')}::int[])
+            as p(id, event_id, webhook_id, request_url, request_headers, request_body, response_code, response_headers, response_body, total_time)
+        ),
+        changed as (
+          update event_deliveries d
+          set state = v.state, attempts = d.attempts + v.sent, updated_at = now()
+          from unnest(${webhookIds}::text[], ${records.map((r) => r.state)}::text[], ${records.map((r) => (r.payload ? 1 : 0))}::int[])
+            as v(webhook_id, state, sent)
+          where d.event_id = ${eventId} and d.webhook_id = v.webhook_id
+          returning d.state, d.attempts
+        )`,
+      deliveries: sql`(
+        select state, attempts from changed
+        union all
+        select state, attempts from event_deliveries where event_id = ${eventId} and webhook_id <> all(${webhookIds}::text[])
+      )`,
+    });
   });
 }

@@ -1,4 +1,4 @@
-import { sql } from 'kysely';
+import { type RawBuilder, sql } from 'kysely';
 import type { Db, Executor } from '../db/database';
 import type { Mode } from '../db/tables/api-keys';
 import type { DeliveryState, EventRow, EventStatus } from '../db/tables/events';
@@ -165,23 +165,32 @@ export async function insertEvent(db: Db, input: NewEvent): Promise<{ event: Eve
 }
 
 /**
- * The event's status from its delivery rows (see the transitions above). Called
- * under the event's row lock after every change of a delivery row.
+ * The event's status from its delivery rows (see the transitions above), written to
+ * the event (when it moved) and returned, in one statement. Called under the
+ * event's row lock after every change of a delivery row. `changes` lets a caller
+ * make that change in the same statement: data-modifying CTEs (`with` clauses,
+ * comma-separated) and the rows `(state, attempts)` as they are after them, since
+ * the statement's other parts still see the rows as they were before it.
  */
-export async function refreshEventStatus(trx: Executor, eventId: string): Promise<EventStatus> {
-  const counts = await trx
-    .selectFrom('event_deliveries')
-    .select([
-      sql<number>`count(*) filter (where state = 'pending')`.as('pending'),
-      sql<number>`count(*) filter (where state = 'failed')`.as('failed'),
-      sql<number>`count(*) filter (where state = 'pending' and attempts > 0)`.as('retrying'),
-    ])
-    .where('event_id', '=', eventId)
-    .executeTakeFirstOrThrow();
-  const status: EventStatus =
-    Number(counts.pending) === 0 ? (Number(counts.failed) > 0 ? 'failed' : 'completed') : Number(counts.retrying) > 0 ? 'retrying' : 'in_queue';
-  await trx.updateTable('events').set({ status, updated_at: new Date() }).where('id', '=', eventId).where('status', '!=', status).execute();
-  return status;
+export async function refreshEventStatus(trx: Executor, eventId: string, changes?: { ctes: RawBuilder<unknown>; deliveries: RawBuilder<unknown> }): Promise<EventStatus> {
+  const deliveries = changes?.deliveries ?? sql`(select state, attempts from event_deliveries where event_id = ${eventId})`;
+  const { rows } = await sql<{ status: EventStatus }>`
+    with ${changes ? sql`${changes.ctes},` : sql``}
+    status as (
+      select case
+        when count(*) filter (where d.state = 'pending') = 0
+          then case when count(*) filter (where d.state = 'failed') > 0 then 'failed' else 'completed' end
+        when count(*) filter (where d.state = 'pending' and d.attempts > 0) > 0 then 'retrying'
+        else 'in_queue'
+      end as status
+      from ${deliveries} as d
+    ),
+    moved as (
+      update events set status = (select status from status), updated_at = now()
+      where id = ${eventId} and status <> (select status from status)
+    )
+    select status from status`.execute(trx);
+  return rows[0]!.status;
 }
 
 /** Locks the event row so concurrent attempts of one event update its status one at a time. */

@@ -1,4 +1,4 @@
-import type { Db, Executor } from '../db/database';
+import type { Db } from '../db/database';
 import type { PayloadRow } from '../db/tables/payloads';
 import { ApiError } from '../errors/api-error';
 import { isoMillis } from '../format';
@@ -54,11 +54,6 @@ export function payloadRows(payloads: NewPayload[]) {
 }
 
 /** Records the attempts of one batch in one statement. */
-export async function recordPayloads(db: Executor, payloads: NewPayload[]): Promise<void> {
-  if (payloads.length === 0) return;
-  await db.insertInto('payloads').values(payloadRows(payloads)).execute();
-}
-
 export async function listPayloads(db: Db, who: Principal, eventId: string) {
   const event = await ownEvent(db, who, eventId);
   const rows = await db.selectFrom('payloads').selectAll().where('event_id', '=', event.id).orderBy('id', 'desc').execute();

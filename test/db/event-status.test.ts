@@ -1,0 +1,86 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { DeliveryState } from '../../src/db/tables/events';
+import { type AttemptRecord, recordAttempts } from '../../src/domain/event-deliveries';
+import { insertEvent } from '../../src/domain/events';
+import { createAccount } from '../support/http';
+import { startSystem, type TestSystem } from '../support/system';
+
+// recordAttempts writes Payloads, delivery rows and the event status in one statement
+// after taking the event's lock; these tests read the rows back from PostgreSQL.
+let sys: TestSystem;
+
+beforeAll(async () => {
+  sys = await startSystem();
+});
+afterAll(async () => {
+  await sys.close();
+});
+
+/** An event of a fresh account with `n` webhooks, straight in the database (no workflow runs for it). */
+async function eventWith(n: number) {
+  const acct = await createAccount(sys);
+  const hooks = await sys.db
+    .insertInto('webhooks')
+    .values(Array.from({ length: n }, (_, i) => ({ id: `hook_${acct.user.id.slice(5)}${i}`, user_id: acct.user.id, mode: 'test' as const, url: `https://example.test/${i}` })))
+    .returning('id')
+    .execute();
+  const { event } = await insertEvent(sys.db, { userId: acct.user.id, mode: 'test', description: 'tracker.updated', result: {}, previousAttributes: {} });
+  // Never dispatched: this test is the only writer of its rows.
+  await sys.db.updateTable('events').set({ dispatched_at: new Date() }).where('id', '=', event.id).execute();
+  return { eventId: event.id, hookIds: hooks.map((h) => h.id).sort() };
+}
+
+const attempt = (eventId: string, webhookId: string, attemptsBefore: number, state: DeliveryState, code: number): AttemptRecord => ({
+  webhookId,
+  before: { state: 'pending', attempts: attemptsBefore },
+  state,
+  payload: { eventId, webhookId, requestUrl: 'https://example.test/', requestHeaders: { 'content-type': 'application/json' }, requestBody: '{"a":"it\'s \\"quoted\\", {braced}"}', responseCode: code, responseHeaders: {}, responseBody: code === 200 ? 'ok' : 'nope', totalTime: 12 },
+});
+
+async function stored(eventId: string) {
+  const event = await sys.db.selectFrom('events').select('status').where('id', '=', eventId).executeTakeFirstOrThrow();
+  const deliveries = await sys.db.selectFrom('event_deliveries').select(['webhook_id', 'state', 'attempts']).where('event_id', '=', eventId).orderBy('webhook_id').execute();
+  const payloads = await sys.db.selectFrom('payloads').select(['webhook_id', 'response_code', 'request_headers', 'request_body']).where('event_id', '=', eventId).orderBy('id').execute();
+  return { status: event.status, deliveries, payloads };
+}
+
+describe('recording attempts moves the event status', () => {
+  it('in_queue → retrying → failed, with every Payload and delivery row as recorded', async () => {
+    const { eventId, hookIds: [a, b] } = await eventWith(2);
+    expect((await stored(eventId)).status).toBe('in_queue');
+
+    expect(await recordAttempts(sys.db, eventId, [attempt(eventId, a!, 0, 'completed', 200), attempt(eventId, b!, 0, 'pending', 500)])).toBe('retrying');
+    let now = await stored(eventId);
+    expect(now.status).toBe('retrying');
+    expect(now.deliveries).toEqual([
+      { webhook_id: a, state: 'completed', attempts: 1 },
+      { webhook_id: b, state: 'pending', attempts: 1 },
+    ]);
+    expect(now.payloads).toHaveLength(2);
+    expect(now.payloads[0]).toMatchObject({ request_headers: { 'content-type': 'application/json' }, request_body: '{"a":"it\'s \\"quoted\\", {braced}"}' });
+
+    expect(await recordAttempts(sys.db, eventId, [{ ...attempt(eventId, b!, 1, 'failed', 500), before: { state: 'pending', attempts: 1 } }])).toBe('failed');
+    now = await stored(eventId);
+    expect(now.status).toBe('failed');
+    expect(now.deliveries[1]).toEqual({ webhook_id: b, state: 'failed', attempts: 2 });
+    expect(now.payloads.map((p) => p.response_code).sort()).toEqual([200, 500, 500]);
+  });
+
+  it('a delivery stopped without sending (webhook disabled) records no Payload and counts no attempt', async () => {
+    const { eventId, hookIds: [a] } = await eventWith(1);
+    expect(await recordAttempts(sys.db, eventId, [{ webhookId: a!, before: { state: 'pending', attempts: 0 }, state: 'failed' }])).toBe('failed');
+    const now = await stored(eventId);
+    expect(now).toEqual({ status: 'failed', deliveries: [{ webhook_id: a, state: 'failed', attempts: 0 }], payloads: [] });
+  });
+
+  it('concurrent attempts of one event take turns: the last to record sees the others’ rows', async () => {
+    for (let round = 0; round < 5; round++) {
+      const { eventId, hookIds } = await eventWith(4);
+      const statuses = await Promise.all(hookIds.map((h) => recordAttempts(sys.db, eventId, [attempt(eventId, h, 0, 'completed', 200)])));
+      // Exactly one of them recorded the last pending row, and saw the event complete.
+      expect(statuses.filter((s) => s === 'completed')).toHaveLength(1);
+      expect(statuses.filter((s) => s === 'in_queue')).toHaveLength(3);
+      expect((await stored(eventId)).status).toBe('completed');
+    }
+  });
+});
