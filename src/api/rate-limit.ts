@@ -12,7 +12,7 @@ import { ApiError } from '../errors/api-error';
  * traffic), purchases, child accounts, password checks (scrypt, 128 MiB each) —
  * also count against a tighter per-account bucket per minute.
  *
- * Cost: one upsert per counter, the key's and the account's in parallel. A caller
+ * Cost: one upsert per counter, the key's and then the account's. A caller
  * over its limit is then refused from memory for the rest of the window
  * (`inMemoryBlockOnConsumed`), so a flood costs the database nothing more; if the
  * database cannot count, an in-memory limiter (the limit shared out over the
@@ -67,11 +67,19 @@ export function createRateLimits(config: Config, opts: { windowSeconds?: number 
   return {
     general: async (req, res, next) => {
       const who = req.principal!;
-      const [key, account] = await Promise.all([consume(perKey[who.mode], who.keyId), consume(perAccount[who.mode], who.user.id)]);
+      // One after the other: a request the key's counter refuses does not count
+      // against the account. Counted in parallel, concurrent requests could take the
+      // two counters in different orders, and fewer than the limit would pass both.
+      const key = await consume(perKey[who.mode], who.keyId);
+      if (!key.ok) {
+        headers(res, key.limiter.points, key.res);
+        refuse(res, key.res);
+      }
+      const account = await consume(perAccount[who.mode], who.user.id);
       // The headers tell of the tighter of the two.
       const binding = account.res.remainingPoints < key.res.remainingPoints ? account : key;
       headers(res, binding.limiter.points, binding.res);
-      if (!key.ok || !account.ok) refuse(res, binding.res);
+      if (!account.ok) refuse(res, binding.res);
       next();
     },
     bucket(name) {
