@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DeliveryState } from '../../src/db/tables/events';
 import { type AttemptRecord, recordAttempts } from '../../src/domain/event-deliveries';
-import { insertEvent } from '../../src/domain/events';
+import { newId } from '../../src/ids';
 import { createAccount } from '../support/http';
 import { startSystem, type TestSystem } from '../support/system';
 
@@ -16,18 +16,24 @@ afterAll(async () => {
   await sys.close();
 });
 
-/** An event of a fresh account with `n` webhooks, straight in the database (no workflow runs for it). */
+/**
+ * An event of a fresh account with `n` webhooks, written straight to the database
+ * as already dispatched: no dispatcher of the running workers starts a workflow for
+ * it, so this test is the only writer of its rows.
+ */
 async function eventWith(n: number) {
   const acct = await createAccount(sys);
-  const hooks = await sys.db
+  const hookIds = Array.from({ length: n }, () => newId('hook')).sort();
+  await sys.db
     .insertInto('webhooks')
-    .values(Array.from({ length: n }, (_, i) => ({ id: `hook_${acct.user.id.slice(5)}${i}`, user_id: acct.user.id, mode: 'test' as const, url: `https://example.test/${i}` })))
-    .returning('id')
+    .values(hookIds.map((id, i) => ({ id, user_id: acct.user.id, mode: 'test' as const, url: `https://example.test/${i}` })))
     .execute();
-  const { event } = await insertEvent(sys.db, { userId: acct.user.id, mode: 'test', description: 'tracker.updated', result: {}, previousAttributes: {} });
-  // Never dispatched: this test is the only writer of its rows.
-  await sys.db.updateTable('events').set({ dispatched_at: new Date() }).where('id', '=', event.id).execute();
-  return { eventId: event.id, hookIds: hooks.map((h) => h.id).sort() };
+  const eventId = newId('evt');
+  await sys.db.transaction().execute(async (trx) => {
+    await trx.insertInto('events').values({ id: eventId, user_id: acct.user.id, mode: 'test', description: 'tracker.updated', status: 'in_queue', result: '{}', previous_attributes: '{}', test: false, dispatched_at: new Date() }).execute();
+    await trx.insertInto('event_deliveries').values(hookIds.map((id, i) => ({ event_id: eventId, webhook_id: id, url: `https://example.test/${i}` }))).execute();
+  });
+  return { eventId, hookIds };
 }
 
 const attempt = (eventId: string, webhookId: string, attemptsBefore: number, state: DeliveryState, code: number): AttemptRecord => ({
