@@ -39,21 +39,30 @@ export interface AttemptContext {
   urls: EventUrls;
 }
 
-/** Everything one attempt needs, in two parallel reads. Undefined for an unknown event. */
+/**
+ * Everything one attempt needs, in one read: the event's columns come once per
+ * delivery row (left joins: an event without deliveries is one row). One round trip
+ * instead of two parallel ones saves a statement per attempt (bench/, `--only retry`).
+ * Undefined for an unknown event.
+ */
 export async function loadAttempt(db: Db, eventId: string): Promise<AttemptContext | undefined> {
-  const [event, rows] = await Promise.all([
-    db.selectFrom('events').selectAll().where('id', '=', eventId).executeTakeFirst(),
-    db
-      .selectFrom('event_deliveries as d')
-      .leftJoin('webhooks as w', 'w.id', 'd.webhook_id')
-      .select(['d.webhook_id', 'd.url', 'd.state', 'd.attempts', 'w.id as hook_id', 'w.custom_headers', 'w.webhook_secret', 'w.previous_webhook_secret', 'w.previous_secret_expires_at', 'w.disabled_at', 'w.deleted_at', 'w.failing_since'])
-      .where('d.event_id', '=', eventId)
-      .orderBy('d.webhook_id')
-      .execute(),
-  ]);
-  if (!event) return undefined;
+  const rows = await db
+    .selectFrom('events as e')
+    .leftJoin('event_deliveries as d', 'd.event_id', 'e.id')
+    .leftJoin('webhooks as w', 'w.id', 'd.webhook_id')
+    .selectAll('e')
+    .select(['d.webhook_id', 'd.url', 'd.state', 'd.attempts', 'w.id as hook_id', 'w.custom_headers', 'w.webhook_secret', 'w.previous_webhook_secret', 'w.previous_secret_expires_at', 'w.disabled_at', 'w.deleted_at', 'w.failing_since'])
+    .where('e.id', '=', eventId)
+    .orderBy('d.webhook_id')
+    .execute();
+  const first = rows[0];
+  if (!first) return undefined;
+  const { webhook_id: _w, url: _u, state: _s, attempts: _a, hook_id: _h, custom_headers: _c, webhook_secret: _ws, previous_webhook_secret: _p, previous_secret_expires_at: _pe, disabled_at: _di, deleted_at: _de, failing_since: _f, ...event } = first;
   const deliveries = new Map<string, DeliveryWithWebhook>();
+  const sent: { url: string; state: DeliveryState }[] = [];
   for (const r of rows) {
+    if (r.webhook_id === null || r.url === null || r.state === null || r.attempts === null) continue; // no deliveries
+    sent.push({ url: r.url, state: r.state });
     deliveries.set(r.webhook_id, {
       webhookId: r.webhook_id,
       url: r.url,
@@ -71,7 +80,7 @@ export async function loadAttempt(db: Db, eventId: string): Promise<AttemptConte
         : undefined,
     });
   }
-  return { event, deliveries, urls: urlsOf(rows) };
+  return { event, deliveries, urls: urlsOf(sent) };
 }
 
 /** The outcome of one target in an attempt. */

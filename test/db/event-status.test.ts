@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DeliveryState } from '../../src/db/tables/events';
-import { type AttemptRecord, recordAttempts } from '../../src/domain/event-deliveries';
+import { type AttemptRecord, loadAttempt, recordAttempts } from '../../src/domain/event-deliveries';
 import { newId } from '../../src/ids';
 import { createAccount } from '../support/http';
 import { startSystem, type TestSystem } from '../support/system';
@@ -24,14 +24,16 @@ afterAll(async () => {
 async function eventWith(n: number) {
   const acct = await createAccount(sys);
   const hookIds = Array.from({ length: n }, () => newId('hook')).sort();
-  await sys.db
-    .insertInto('webhooks')
-    .values(hookIds.map((id, i) => ({ id, user_id: acct.user.id, mode: 'test' as const, url: `https://example.test/${i}` })))
-    .execute();
+  if (n > 0) {
+    await sys.db
+      .insertInto('webhooks')
+      .values(hookIds.map((id, i) => ({ id, user_id: acct.user.id, mode: 'test' as const, url: `https://example.test/${i}` })))
+      .execute();
+  }
   const eventId = newId('evt');
   await sys.db.transaction().execute(async (trx) => {
     await trx.insertInto('events').values({ id: eventId, user_id: acct.user.id, mode: 'test', description: 'tracker.updated', status: 'in_queue', result: '{}', previous_attributes: '{}', test: false, dispatched_at: new Date() }).execute();
-    await trx.insertInto('event_deliveries').values(hookIds.map((id, i) => ({ event_id: eventId, webhook_id: id, url: `https://example.test/${i}` }))).execute();
+    if (n > 0) await trx.insertInto('event_deliveries').values(hookIds.map((id, i) => ({ event_id: eventId, webhook_id: id, url: `https://example.test/${i}` }))).execute();
   });
   return { eventId, hookIds };
 }
@@ -88,5 +90,31 @@ describe('recording attempts moves the event status', () => {
       expect(statuses.filter((s) => s === 'in_queue')).toHaveLength(3);
       expect((await stored(eventId)).status).toBe('completed');
     }
+  });
+});
+
+describe('loading an attempt: the event and its deliveries in one statement', () => {
+  it('the event exactly as stored, each delivery with its webhook, and the URLs the body will show', async () => {
+    const { eventId, hookIds: [a, b] } = await eventWith(2);
+    await recordAttempts(sys.db, eventId, [attempt(eventId, a!, 0, 'completed', 200), attempt(eventId, b!, 0, 'pending', 500)]);
+    const disabledAt = new Date();
+    await sys.db.updateTable('webhooks').set({ disabled_at: disabledAt }).where('id', '=', b!).execute();
+
+    const ctx = await loadAttempt(sys.db, eventId);
+    // Nothing of the joined rows leaks into the event (its columns go into the delivered body).
+    expect(ctx!.event).toEqual(await sys.db.selectFrom('events').selectAll().where('id', '=', eventId).executeTakeFirstOrThrow());
+    expect([...ctx!.deliveries.keys()]).toEqual([a, b]);
+    expect(ctx!.deliveries.get(a!)).toMatchObject({ webhookId: a, url: 'https://example.test/0', state: 'completed', attempts: 1, webhook: { disabledAt: null, deletedAt: null, previousSecret: null } });
+    expect(ctx!.deliveries.get(b!)).toMatchObject({ webhookId: b, url: 'https://example.test/1', state: 'pending', attempts: 1, webhook: { disabledAt } });
+    expect(ctx!.urls).toEqual({ pending_urls: ['https://example.test/1'], completed_urls: ['https://example.test/0'] });
+  });
+
+  it('an event without deliveries is found with none; an unknown event is not found', async () => {
+    const { eventId } = await eventWith(0);
+    const ctx = await loadAttempt(sys.db, eventId);
+    expect(ctx!.event.id).toBe(eventId);
+    expect(ctx!.deliveries.size).toBe(0);
+    expect(ctx!.urls).toEqual({ pending_urls: [], completed_urls: [] });
+    expect(await loadAttempt(sys.db, newId('evt'))).toBeUndefined();
   });
 });
