@@ -106,29 +106,49 @@ export async function pendingTargets(db: Executor, eventIds: string[]): Promise<
   return byEvent;
 }
 
+/** A claimed event and the deliveries its run will attempt. */
+export type ClaimedEvent = EventToStart & { targets: DeliveryTarget[] };
+
 /**
  * Claims up to `limit` committed events that have no workflow yet and no live
- * lease, oldest first, by setting a lease (one statement; the row locks last only
- * as long as it does). Several dispatchers never claim the same event.
+ * lease, oldest first, by setting a lease (the row locks last only as long as the
+ * statement does), and reads their pending deliveries in the same statement: one
+ * round trip before the starts. Several dispatchers never claim the same event.
+ * (The deliveries were committed with their event, so the statement's snapshot has them.)
  */
-export async function claimUndispatched(db: Executor, limit: number, leaseMs: number): Promise<EventToStart[]> {
-  return db
-    .updateTable('events')
-    .set({ dispatch_lease_until: sql<Date>`now() + ${leaseMs} * interval '1 millisecond'` })
-    .where('id', 'in', (eb) =>
-      eb
-        .selectFrom('events')
-        .select('id')
-        .where('dispatched_at', 'is', null)
-        .where('dispatch_failed_at', 'is', null)
-        .where((w) => w.or([w('dispatch_lease_until', 'is', null), w('dispatch_lease_until', '<', sql<Date>`now()`)]))
-        .orderBy('created_at')
-        .limit(limit)
-        .forUpdate()
-        .skipLocked(),
+export async function claimUndispatched(db: Executor, limit: number, leaseMs: number): Promise<ClaimedEvent[]> {
+  const rows = await db
+    .with('claimed', (q) =>
+      q
+        .updateTable('events')
+        .set({ dispatch_lease_until: sql<Date>`now() + ${leaseMs} * interval '1 millisecond'` })
+        .where('id', 'in', (eb) =>
+          eb
+            .selectFrom('events')
+            .select('id')
+            .where('dispatched_at', 'is', null)
+            .where('dispatch_failed_at', 'is', null)
+            .where((w) => w.or([w('dispatch_lease_until', 'is', null), w('dispatch_lease_until', '<', sql<Date>`now()`)]))
+            .orderBy('created_at')
+            .limit(limit)
+            .forUpdate()
+            .skipLocked(),
+        )
+        .returning(['id', 'user_id', 'mode', 'description', 'status', 'replay_id']),
     )
-    .returning(['id', 'user_id', 'mode', 'description', 'status', 'replay_id'])
+    .selectFrom('claimed as e')
+    .leftJoin('event_deliveries as d', (join) => join.onRef('d.event_id', '=', 'e.id').on('d.state', '=', 'pending'))
+    .select(['e.id', 'e.user_id', 'e.mode', 'e.description', 'e.status', 'e.replay_id', 'd.webhook_id', 'd.url'])
+    .orderBy('e.id')
+    .orderBy('d.webhook_id')
     .execute();
+  const claimed = new Map<string, ClaimedEvent>();
+  for (const { webhook_id, url, ...event } of rows) {
+    let c = claimed.get(event.id);
+    if (!c) claimed.set(event.id, (c = { ...event, targets: [] }));
+    if (webhook_id !== null && url !== null) c.targets.push({ webhookId: webhook_id, url: redactUrl(url) });
+  }
+  return [...claimed.values()];
 }
 
 /** The workflows of these events were started (a broad replay's mark is done with too: replays.ts counts what still has it). */

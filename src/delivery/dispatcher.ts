@@ -5,7 +5,7 @@ import { listen } from '../db/listen';
 import { OUTBOX_CHANNEL } from '../domain/events';
 import { log } from '../log';
 import { deliveryMetrics } from '../metrics/delivery';
-import { claimUndispatched, isPermanentStartFailure, markDispatched, markDispatchFailed, pendingTargets, releaseClaims, startDelivery } from './dispatch';
+import { claimUndispatched, isPermanentStartFailure, markDispatched, markDispatchFailed, releaseClaims, startDelivery } from './dispatch';
 
 /** Events claimed per pass at most, and at least while Temporal struggles (see `batchSize`). */
 const BATCH_SIZE = 100;
@@ -47,13 +47,12 @@ export function startDispatcher(opts: DispatcherOptions): { stop(): Promise<void
   // per failing pass, doubled per clean one.
   let batchSize = BATCH_SIZE;
 
-  /** Claim a batch (a lease, no lock held), start each workflow, mark the started ones dispatched. */
+  /** Claim a batch with its pending deliveries (a lease, no lock held), start each workflow, mark the started ones dispatched. */
   async function dispatchBatch(): Promise<{ claimed: number; failed: number }> {
     const events = await claimUndispatched(db, batchSize, LEASE_MS);
     if (events.length === 0) return { claimed: 0, failed: 0 };
     deliveryMetrics.claimed(events.length);
-    const targets = await pendingTargets(db, events.map((e) => e.id));
-    const starts = await Promise.allSettled(events.map((e) => startDelivery(client, config, e, targets.get(e.id) ?? [], { eager: true })));
+    const starts = await Promise.allSettled(events.map((e) => startDelivery(client, config, e, e.targets, { eager: true })));
     const started = events.filter((_, i) => starts[i]!.status === 'fulfilled').map((e) => e.id);
     const refused: { id: string; error: string }[] = [];
     const failed: string[] = [];
