@@ -20,6 +20,7 @@ export async function startCostMeter(sys: BenchSystem): Promise<CostMeter> {
     .query('create extension if not exists pg_stat_statements')
     .then(() => db.query('select pg_stat_statements_reset()'))
     .then(() => true, () => false); // not loaded (an external DATABASE_URL): CPU and history only
+  const persistenceBefore = await persistenceByOperation(sys.temporalMetricsUrl);
   const cpuBefore = cpuByProcess(sys);
   return {
     async stop(events, sample = []) {
@@ -29,11 +30,13 @@ export async function startCostMeter(sys: BenchSystem): Promise<CostMeter> {
       cpuMs.total = round(Object.values(cpuMs).reduce((a, b) => a + b, 0), 2);
       // What the system itself spends (api, workers, Temporal, PostgreSQL): the bench's publisher and receivers excluded.
       cpuMs.system_total = round(cpuMs.total - (cpuMs.bench ?? 0), 2);
+      const persistenceAfter = await persistenceByOperation(sys.temporalMetricsUrl);
       const sql = statements ? await statementsPerEvent(db, events) : 'pg_stat_statements is not loaded';
       await db.end();
       return {
         cpu_ms_per_event: cpuMs,
         sql_per_event: sql,
+        temporal_persistence_per_event: persistenceBefore && persistenceAfter ? persistencePerEvent(persistenceBefore, persistenceAfter, events) : 'no metrics (an external TEMPORAL_ADDRESS)',
         temporal_history_of_one_event: sample[0] ? await historyShape(sys.temporal, sample[0]) : undefined,
         eager_starts_in_sample: sample.length ? await eagerShare(sys.temporal, sample) : undefined,
       };
@@ -59,6 +62,41 @@ async function statementsPerEvent(db: pg.Client, events: number) {
   return {
     statements: round(total / events, 2),
     by_statement: rows.slice(0, 8).map((r) => ({ per_event: round(Number(r.calls) / events, 2), sql: r.query.replace(/\s+/g, ' ').slice(0, 110) })),
+  };
+}
+
+type PersistenceCounts = Map<string, { requests: number; seconds: number }>;
+
+/**
+ * The Temporal server's persistence requests so far, by operation (its Prometheus
+ * counters). The dev server's SQLite store has a single connection, so every request
+ * of any workflow queues behind the others: these are what a first attempt waits for.
+ */
+async function persistenceByOperation(url: string | undefined): Promise<PersistenceCounts | undefined> {
+  if (!url) return undefined;
+  const text = await fetch(url).then((r) => r.text(), () => '');
+  const out: PersistenceCounts = new Map();
+  for (const m of text.matchAll(/^persistence_(requests|latency_sum)\{([^}]*)\} (\S+)$/gm)) {
+    const labels = Object.fromEntries([...m[2]!.matchAll(/(\w+)="([^"]*)"/g)].map((l) => [l[1], l[2]]));
+    const key = `${labels.service_name ?? '?'}: ${labels.operation ?? '?'}`;
+    const entry = out.get(key) ?? { requests: 0, seconds: 0 };
+    if (m[1] === 'requests') entry.requests += Number(m[3]);
+    else entry.seconds += Number(m[3]);
+    out.set(key, entry);
+  }
+  return out.size ? out : undefined;
+}
+
+function persistencePerEvent(before: PersistenceCounts, after: PersistenceCounts, events: number) {
+  const ops = [...after].map(([op, a]) => ({ op, requests: a.requests - (before.get(op)?.requests ?? 0), seconds: a.seconds - (before.get(op)?.seconds ?? 0) })).filter((o) => o.requests > 0);
+  const requests = ops.reduce((s, o) => s + o.requests, 0);
+  const seconds = ops.reduce((s, o) => s + o.seconds, 0);
+  return {
+    requests: round(requests / events, 2),
+    // Time in persistence calls (waiting for the store included), per event and per request.
+    ms: round((seconds * 1000) / events, 2),
+    ms_per_request: requests ? round((seconds * 1000) / requests, 3) : 0,
+    by_operation: ops.sort((a, b) => b.requests - a.requests).slice(0, 10).map((o) => ({ op: o.op, per_event: round(o.requests / events, 2), ms_per_request: round((o.seconds * 1000) / o.requests, 3) })),
   };
 }
 

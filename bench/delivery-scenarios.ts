@@ -4,6 +4,7 @@ import { account, addWebhook, EVENT_RESULT, pool, publish, verifyEvents, waitUnt
 import { startCostMeter } from './cost';
 import { round } from './processes';
 import { type BenchReceiver, percentiles, startBenchReceiver } from './receivers';
+import { slowestBreakdown } from './slowest';
 import type { BenchSystem } from './system';
 
 export async function threeReceivers(sys: BenchSystem, name: string) {
@@ -85,10 +86,18 @@ export async function steadyWindow(sys: BenchSystem, userId: string, load: { rat
   const ids = [...sentAt.keys()];
   const allReceived = await waitUntil(() => healthy.every((r) => ids.every((id) => r.firstSeen.has(id))), load.waitMs);
   const samples: number[] = [];
+  // By the 10-s slice of the window in which the event was published: where the slow ones fall.
+  const bySlice: number[][] = [];
+  // Each event's latest healthy receiver: what the breakdown of the slowest events follows.
+  const eventLatency = new Map<string, { sentAt: number; seenAt: number }>();
   for (const r of healthy) {
     for (const id of ids) {
       const at = r.firstSeen.get(id);
-      if (at !== undefined) samples.push(at - sentAt.get(id)!);
+      if (at === undefined) continue;
+      const sent = sentAt.get(id)!;
+      samples.push(at - sent);
+      (bySlice[Math.floor((sent - startedAt) / 10_000)] ??= []).push(at - sent);
+      if (at > (eventLatency.get(id)?.seenAt ?? 0)) eventLatency.set(id, { sentAt: sent, seenAt: at });
     }
   }
   return {
@@ -103,9 +112,11 @@ export async function steadyWindow(sys: BenchSystem, userId: string, load: { rat
       publish_errors: publishErrors,
       healthy_receivers: healthy.length,
       latency_ms: percentiles(samples),
+      latency_ms_by_10s: Array.from(bySlice, (slice) => (slice ? (({ p50, p99, max }) => ({ p50, p99, max }))(percentiles(slice)) : null)),
       all_received_within_wait: allReceived,
       not_received_within_wait: ids.length * healthy.length - samples.length,
       ...(failing ? { requests_to_failing_receiver: failing.requests - failingBefore } : {}),
+      where_slow_events_wait: await slowestBreakdown(sys, eventLatency),
     },
   };
 }

@@ -17,6 +17,8 @@ export interface BenchSystem {
   temporalAddress: string;
   databaseUrl: string;
   temporal: Client;
+  /** The embedded dev server's Prometheus endpoint; unset for an external TEMPORAL_ADDRESS. */
+  temporalMetricsUrl?: string;
   /** Mutable: `restartWorkers` replaces the workers' pids. */
   pids: Record<string, number>;
   /** The embedded PostgreSQL server (its backends are its children); unset for an external one. */
@@ -40,6 +42,7 @@ export async function startBenchSystem(env: Record<string, string>, opts: { prof
   };
   try {
     const port = await freePort();
+    const temporalMetricsPort = process.env.TEMPORAL_ADDRESS ? undefined : await freePort();
     // As production is advised to run it: first attempts in one worker, retries in another
     // at a lower CPU priority, so an endpoint that is down only gets capacity left over.
     const workers = (extra: Record<string, string> = {}): WorkerSpec[] => [
@@ -53,6 +56,7 @@ export async function startBenchSystem(env: Record<string, string>, opts: { prof
       temporalCliPath: process.env.TEMPORAL_CLI_PATH,
       persistent: false,
       ui: false,
+      temporalMetricsPort,
       statementStats: true,
       env: {
         SHIPHOOK_ADMIN_TOKEN: ADMIN_TOKEN,
@@ -87,6 +91,7 @@ export async function startBenchSystem(env: Record<string, string>, opts: { prof
     return {
       origin: sys.api!.origin,
       temporalAddress: sys.temporalAddress,
+      temporalMetricsUrl: temporalMetricsPort ? `http://127.0.0.1:${temporalMetricsPort}/metrics` : undefined,
       databaseUrl: sys.databaseUrl,
       temporal,
       pids,

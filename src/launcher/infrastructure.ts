@@ -23,6 +23,8 @@ export interface InfrastructureOptions {
   postgresPort?: number;
   temporalPort?: number;
   temporalUiPort?: number;
+  /** The dev server's Prometheus metrics port (the bench counts its persistence requests). */
+  temporalMetricsPort?: number;
   ui: boolean;
   /** Embedded PostgreSQL only: load pg_stat_statements. */
   statementStats?: boolean;
@@ -44,6 +46,7 @@ export async function startInfrastructure(opts: InfrastructureOptions): Promise<
           port: opts.temporalPort,
           uiPort: opts.temporalUiPort,
           ui: opts.ui,
+          metricsPort: opts.temporalMetricsPort,
         }),
   ]);
   const pg: EmbeddedDatabase | undefined = postgres.status === 'fulfilled' ? postgres.value : undefined;
