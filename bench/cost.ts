@@ -76,12 +76,13 @@ async function persistenceByOperation(url: string | undefined): Promise<Persiste
   if (!url) return undefined;
   const text = await fetch(url).then((r) => r.text(), () => '');
   const out: PersistenceCounts = new Map();
-  for (const m of text.matchAll(/^persistence_(requests|latency_sum)\{([^}]*)\} (\S+)$/gm)) {
-    const labels = Object.fromEntries([...m[2]!.matchAll(/(\w+)="([^"]*)"/g)].map((l) => [l[1], l[2]]));
-    const key = `${labels.service_name ?? '?'}: ${labels.operation ?? '?'}`;
+  // Visibility writes go to the same SQLite database (and connection) as the workflows' state.
+  for (const m of text.matchAll(/^(visibility_)?persistence_(requests|latency_sum)\{([^}]*)\} (\S+)$/gm)) {
+    const labels = Object.fromEntries([...m[3]!.matchAll(/(\w+)="([^"]*)"/g)].map((l) => [l[1], l[2]]));
+    const key = `${m[1] ? 'visibility' : (labels.service_name ?? '?')}: ${labels.operation ?? '?'}`;
     const entry = out.get(key) ?? { requests: 0, seconds: 0 };
-    if (m[1] === 'requests') entry.requests += Number(m[3]);
-    else entry.seconds += Number(m[3]);
+    if (m[2] === 'requests') entry.requests += Number(m[4]);
+    else entry.seconds += Number(m[4]);
     out.set(key, entry);
   }
   return out.size ? out : undefined;
