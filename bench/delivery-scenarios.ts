@@ -112,11 +112,15 @@ export async function steadyWindow(sys: BenchSystem, userId: string, load: { rat
       publish_errors: publishErrors,
       healthy_receivers: healthy.length,
       latency_ms: percentiles(samples),
-      latency_ms_by_10s: Array.from(bySlice, (slice) => (slice ? (({ p50, p99, max }) => ({ p50, p99, max }))(percentiles(slice)) : null)),
+      latency_ms_by_10s: Array.from(bySlice, (slice) => {
+        if (!slice) return null;
+        const { p50, p99, max } = percentiles(slice);
+        return { p50, p99, max };
+      }),
       all_received_within_wait: allReceived,
       not_received_within_wait: ids.length * healthy.length - samples.length,
       ...(failing ? { requests_to_failing_receiver: failing.requests - failingBefore } : {}),
-      where_slow_events_wait: await slowestBreakdown(sys, eventLatency),
+      where_slow_events_wait: await slowestBreakdown(sys, eventLatency, startedAt),
     },
   };
 }

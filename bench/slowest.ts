@@ -1,3 +1,4 @@
+import { tsToMs } from '@temporalio/common/lib/time';
 import pg from 'pg';
 import { round } from './processes';
 import type { BenchSystem } from './system';
@@ -9,7 +10,7 @@ import type { BenchSystem } from './system';
  * healthy receivers saw it (the worker: first task, local activity, SQL, POST). All
  * clocks are this host's. What makes a p99 is in the largest of these differences.
  */
-export async function slowestBreakdown(sys: BenchSystem, latencyById: Map<string, { sentAt: number; seenAt: number }>, n = 10) {
+export async function slowestBreakdown(sys: BenchSystem, latencyById: Map<string, { sentAt: number; seenAt: number }>, windowStart: number, n = 10) {
   const byLatency = [...latencyById].sort((a, b) => b[1].seenAt - b[1].sentAt - (a[1].seenAt - a[1].sentAt));
   if (byLatency.length === 0) return undefined;
   const slowest = byLatency.slice(0, n);
@@ -22,20 +23,18 @@ export async function slowestBreakdown(sys: BenchSystem, latencyById: Map<string
     const createdAt = new Map(rows.map((r) => [r.id, r.created_at.getTime()]));
     const stages = async ([id, t]: [string, { sentAt: number; seenAt: number }]) => {
       const history = await sys.temporal.workflow.getHandle(id).fetchHistory();
-      const started = history.events?.[0]?.eventTime;
-      const startedAt = started ? Number(started.seconds) * 1000 + Math.floor((started.nanos ?? 0) / 1e6) : NaN;
+      const startedAt = tsToMs(history.events?.[0]?.eventTime);
       const created = createdAt.get(id) ?? NaN;
-      return { total: t.seenAt - t.sentAt, api: created - t.sentAt, to_start: startedAt - created, start_to_post: t.seenAt - startedAt, sent_at_s: t.sentAt };
+      return { total: t.seenAt - t.sentAt, api: created - t.sentAt, to_start: startedAt - created, start_to_post: t.seenAt - startedAt };
     };
     const slow = await Promise.all(slowest.map(stages));
     const mid = await Promise.all(median.map(stages));
-    const windowStart = Math.min(...[...latencyById.values()].map((v) => v.sentAt));
-    const avg = (xs: typeof slow, k: 'total' | 'api' | 'to_start' | 'start_to_post') => round(xs.reduce((s, x) => s + x[k], 0) / xs.length, 1);
-    const summary = (xs: typeof slow) => ({ total: avg(xs, 'total'), api: avg(xs, 'api'), to_start: avg(xs, 'to_start'), start_to_post: avg(xs, 'start_to_post') });
+    type Stages = (typeof slow)[number];
+    const mean = (xs: Stages[]) => Object.fromEntries((Object.keys(xs[0]!) as (keyof Stages)[]).map((k) => [k, round(xs.reduce((s, x) => s + x[k], 0) / xs.length, 1)]));
     return {
-      median_events_ms: summary(mid),
-      slowest_events_ms: summary(slow),
-      slowest: slow.map((x) => ({ at_s: round((x.sent_at_s - windowStart) / 1000, 1), total: round(x.total), api: round(x.api), to_start: round(x.to_start), start_to_post: round(x.start_to_post) })),
+      median_events_ms: mean(mid),
+      slowest_events_ms: mean(slow),
+      slowest: slow.map((x, i) => ({ at_s: round((slowest[i]![1].sentAt - windowStart) / 1000, 1), ...Object.fromEntries(Object.entries(x).map(([k, v]) => [k, round(v)])) })),
     };
   } finally {
     await db.end();

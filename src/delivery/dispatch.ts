@@ -86,6 +86,9 @@ export function isPermanentStartFailure(err: unknown): boolean {
   return false;
 }
 
+/** A delivery as its workflow sees it: the URL masked (the input is visible in the Temporal UI). */
+const deliveryTarget = (webhookId: string, url: string): DeliveryTarget => ({ webhookId, url: redactUrl(url) });
+
 /** The deliveries still pending of some events, as workflow targets (URLs masked), by event id. */
 export async function pendingTargets(db: Executor, eventIds: string[]): Promise<Map<string, DeliveryTarget[]>> {
   const byEvent = new Map<string, DeliveryTarget[]>();
@@ -101,7 +104,7 @@ export async function pendingTargets(db: Executor, eventIds: string[]): Promise<
   for (const r of rows) {
     let targets = byEvent.get(r.event_id);
     if (!targets) byEvent.set(r.event_id, (targets = []));
-    targets.push({ webhookId: r.webhook_id, url: redactUrl(r.url) });
+    targets.push(deliveryTarget(r.webhook_id, r.url));
   }
   return byEvent;
 }
@@ -146,7 +149,7 @@ export async function claimUndispatched(db: Executor, limit: number, leaseMs: nu
   for (const { webhook_id, url, ...event } of rows) {
     let c = claimed.get(event.id);
     if (!c) claimed.set(event.id, (c = { ...event, targets: [] }));
-    if (webhook_id !== null && url !== null) c.targets.push({ webhookId: webhook_id, url: redactUrl(url) });
+    if (webhook_id !== null && url !== null) c.targets.push(deliveryTarget(webhook_id, url));
   }
   return [...claimed.values()];
 }
