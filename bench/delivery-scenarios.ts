@@ -120,8 +120,9 @@ export async function steadyWindow(sys: BenchSystem, userId: string, load: { rat
       all_received_within_wait: allReceived,
       not_received_within_wait: ids.length * healthy.length - samples.length,
       ...(failing ? { requests_to_failing_receiver: failing.requests - failingBefore } : {}),
-      where_slow_events_wait: await slowestBreakdown(sys, eventLatency, startedAt),
     },
+    /** Where the window's slowest events waited: read after the cost meter stopped, so its reads are not counted. */
+    slowest: () => slowestBreakdown(sys, eventLatency, startedAt),
   };
 }
 
@@ -138,11 +139,13 @@ export async function latency(sys: BenchSystem, load: { rate: number; seconds: n
     const meter = await startCostMeter(sys);
     const window = await steadyWindow(sys, acct.userId, load, receivers);
     const cost = await meter.stop(window.ids.length, spread(window.ids, 10));
+    const whereSlowEventsWait = await window.slowest();
     const settled = await settle(sys, 60_000, acct.userId);
     const verified = await verifyEvents(sys.origin, acct.testKey, window.ids, receivers.length);
     return {
       warmup_seconds_not_measured: WARMUP_SECONDS,
       ...window.stats,
+      where_slow_events_wait: whereSlowEventsWait,
       lost_events: lostOn(receivers, window.ids),
       workflows_finished_after: settled,
       api_view: verified,

@@ -39,6 +39,7 @@ export async function failure(sys: BenchSystem, opts: FailureOptions) {
     const first = await steadyWindow(sys, acct.userId, load, healthy, failing);
     // The offered load and, for the failing URL, its first attempts and retries so far.
     const cost = await meter.stop(first.ids.length, spread(first.ids, 10));
+    const whereSlowEventsWait = await first.slowest();
 
     let second: Record<string, unknown> | string = 'skipped in quick mode (the 5-minute retries come due ~5 min after the first window started)';
     let secondIds: string[] = [];
@@ -57,6 +58,8 @@ export async function failure(sys: BenchSystem, opts: FailureOptions) {
         // Of the requests to the failing receiver, those for the first window's events: their 5-minute retries.
         retries_of_first_window_events_during_window: firstWindowRequests() - before,
         idle_before_window: { seconds: round(waitMs / 1000), ...waiting },
+        // Last: the requests above are counted before its reads take any time.
+        where_slow_events_wait: await w.slowest(),
       };
     }
 
@@ -68,6 +71,7 @@ export async function failure(sys: BenchSystem, opts: FailureOptions) {
     return {
       warmup_seconds_not_measured: WARMUP_SECONDS,
       ...first.stats,
+      where_slow_events_wait: whereSlowEventsWait,
       while_earlier_retries_due: second,
       replayed_after_recovery: replayed,
       lost_events: lostOn(receivers, ids),
