@@ -17,10 +17,18 @@ import { log } from '../log';
  *   Promise a workflow creates, for the `__stack_trace` query (the UI's "Stack
  *   Trace" tab). The patch lets TEMPORAL_WORKFLOW_STACK_TRACES=off skip the hook;
  *   the UI still shows every pending activity and timer.
+ * - The workflow thread: the SDK runs workflows on a worker thread and posts every
+ *   activation to it and every completion back (a structured clone each way, and
+ *   two thread hand-offs between the server's answer to an eager start and the
+ *   first POST). Its `debugMode` runs the same reusable sandbox on the main thread,
+ *   where core's activations arrive; in SDK 1.x it changes nothing else (it only
+ *   lifts the execution-time limit, which the patch lifts already). A workflow
+ *   that spun would now hold the whole worker rather than its thread; ours has
+ *   nothing that can spin (as above). Bench figures: README, Performance.
  *
- * SHIPHOOK_WORKFLOW_DIAGNOSTICS=true keeps both, as the SDK ships them.
+ * SHIPHOOK_WORKFLOW_DIAGNOSTICS=true keeps all three, as the SDK ships them.
  */
-export function workflowSandboxOptions(diagnostics: boolean): { isolateExecutionTimeout?: number } {
+export function workflowSandboxOptions(diagnostics: boolean): { isolateExecutionTimeout?: number; debugMode?: boolean } {
   if (diagnostics) {
     delete process.env.TEMPORAL_WORKFLOW_STACK_TRACES;
     return {};
@@ -30,9 +38,9 @@ export function workflowSandboxOptions(diagnostics: boolean): { isolateExecution
     log.warn('the Temporal worker patch is not applied (run `npm install`, which runs patch-package): workflow calls keep their watchdog threads and stack traces');
     return {};
   }
-  // Worker threads copy the environment when they are created, after this.
+  // Read when the sandbox is created, after this.
   process.env.TEMPORAL_WORKFLOW_STACK_TRACES = 'off';
-  return { isolateExecutionTimeout: 0 };
+  return { isolateExecutionTimeout: 0, debugMode: true };
 }
 
 /** Whether patches/ reached the installed SDK (a `--ignore-scripts` install skips it). */
