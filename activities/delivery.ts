@@ -7,11 +7,11 @@ import type { EventStatus } from '../src/db/tables/events';
 import { RESERVED_HEADERS } from '../src/domain/custom-headers';
 import { log, withLogContext } from '../src/log';
 import { attemptOutcome, deliveryMetrics } from '../src/metrics/delivery';
-import { type AttemptRecord, type DeliveryWithWebhook, loadAttempt, recordAttempts } from '../src/domain/event-deliveries';
+import { type AttemptRecord, type DeliveryWithWebhook, loadAttempt, type Recorded, recordAttempts } from '../src/domain/event-deliveries';
 import { eventDelivery } from '../src/domain/events';
 import { deliveryBody, signature, standardSignature } from '../src/domain/signature';
 import { basicAuthFromUrl, maskUrl } from '../src/domain/webhook-url';
-import { disableIfSustained, disableWebhook, type HealthVerdict, recordFailure, recordSuccess } from '../src/domain/webhooks';
+import { disableIfSustained, disableWebhook, type FailureRun, type HealthVerdict, recordFailure, recordSuccess } from '../src/domain/webhooks';
 import { createHttpClient, type SendResult } from '../src/outbound/http-client';
 import { healthWorkflowId } from '../src/temporal/task-queue';
 import { VERSION } from '../src/version';
@@ -137,13 +137,16 @@ export function createDeliveryActivities({ config, db, temporal }: DeliveryDeps)
     return { webhookId, outcome: 'retry', attempt, responseCode: result.status, retryInMs: Math.round(Math.max(planned, retryAfter(result) ?? 0)) };
   }
 
-  /** What an outcome means for the webhook's health: the run of failures, 410. */
-  async function followUp(outcome: TargetOutcome, delivery: DeliveryWithWebhook | undefined): Promise<void> {
+  /**
+   * What an outcome means for the webhook's health: the run of failures (counted
+   * here unless recording the attempt counted it: `counted`), 410.
+   */
+  async function followUp(outcome: TargetOutcome, delivery: DeliveryWithWebhook | undefined, counted: Map<string, FailureRun>): Promise<void> {
     const { webhookId } = outcome;
     if (outcome.outcome === 'delivered') {
       if (delivery?.webhook?.failingSince && (await recordSuccess(db, webhookId))) await tellHealth(webhookId);
     } else if (outcome.outcome === 'retry' || outcome.outcome === 'failed') {
-      const run = await recordFailure(db, webhookId, new Date());
+      const run = counted.get(webhookId) ?? (await recordFailure(db, webhookId, new Date()));
       if (run && repeatsHealthSignal(run.consecutiveFailures, config.disableAfterFailures)) {
         await tellHealth(webhookId, run.failingSince);
       }
@@ -174,9 +177,10 @@ export function createDeliveryActivities({ config, db, temporal }: DeliveryDeps)
     const recorder = outcomeRecorder((batch) => recordAttempts(db, input.eventId, batch), toSend.length);
     for (const d of toSend) if (d.attempts === 0) deliveryMetrics.firstAttemptSent(ctx.event.created_at);
     outcomes.push(...(await Promise.all(toSend.map((d) => withLogContext({ webhook_id: d.webhookId }, () => attemptOne(ctx.event.id, body, d, input.retryDelaysMs, recorder.add, ctx.event.test))))));
-    const status = (await recorder.done()) ?? ctx.event.status;
+    const recorded = await recorder.done();
+    const status = recorded.status ?? ctx.event.status;
     if (status !== ctx.event.status && (status === 'completed' || status === 'failed')) deliveryMetrics.eventFinished(status);
-    await Promise.all(outcomes.map((o) => followUp(o, ctx.deliveries.get(o.webhookId))));
+    await Promise.all(outcomes.map((o) => followUp(o, ctx.deliveries.get(o.webhookId), recorded.failureRuns)));
     return { status, outcomes };
   }
 
@@ -252,19 +256,26 @@ export function repeatsHealthSignal(consecutiveFailures: number, threshold: numb
  * Records outcomes in as few transactions as possible without holding a fast
  * answer back for a slow one: what arrives within GATHER_MS of the first unrecorded
  * outcome is recorded together, and everything at once when all are in. Batches
- * are recorded one after another; `done` gives the status after the last one.
+ * are recorded one after another; `done` gives the status after the last one and
+ * the failure runs all of them counted.
  */
-function outcomeRecorder(record: (batch: AttemptRecord[]) => Promise<EventStatus>, expected: number) {
+function outcomeRecorder(record: (batch: AttemptRecord[]) => Promise<Recorded>, expected: number) {
   const waiting: AttemptRecord[] = [];
   let arrived = 0;
   let timer: NodeJS.Timeout | undefined;
-  let chain: Promise<EventStatus | undefined> = Promise.resolve(undefined);
+  let status: Recorded['status'] | undefined;
+  const failureRuns: Recorded['failureRuns'] = new Map();
+  let chain: Promise<void> = Promise.resolve();
   const flush = () => {
     clearTimeout(timer);
     timer = undefined;
     const batch = waiting.splice(0);
     if (batch.length === 0) return;
-    chain = chain.then(() => record(batch));
+    chain = chain.then(async () => {
+      const recorded = await record(batch);
+      status = recorded.status;
+      for (const [webhookId, run] of recorded.failureRuns) failureRuns.set(webhookId, run);
+    });
     chain.catch(() => undefined); // observed by `done`; a failed batch fails the activity, which is retried
   };
   return {
@@ -273,9 +284,10 @@ function outcomeRecorder(record: (batch: AttemptRecord[]) => Promise<EventStatus
       if (++arrived >= expected) flush();
       else timer ??= setTimeout(flush, GATHER_MS);
     },
-    done(): Promise<EventStatus | undefined> {
+    async done(): Promise<{ status: Recorded['status'] | undefined; failureRuns: Recorded['failureRuns'] }> {
       flush();
-      return chain;
+      await chain;
+      return { status, failureRuns };
     },
   };
 }

@@ -4,6 +4,7 @@ import type { DeliveryState, EventRow, EventStatus } from '../db/tables/events';
 import type { CustomHeader } from '../db/tables/webhooks';
 import { type EventUrls, refreshEventStatus, urlsOf } from './events';
 import { type NewPayload, payloadRows } from './payloads';
+import { countFailures, type FailureRun, failureRun } from './webhooks';
 
 /**
  * Event deliveries as the delivery engine reads and writes them (one row per event
@@ -94,6 +95,14 @@ export interface AttemptRecord {
   payload?: NewPayload;
 }
 
+/** What recording a batch of outcomes gives back. */
+export interface Recorded {
+  /** The event status after the batch. */
+  status: EventStatus;
+  /** Failures counted by the same statement (later attempts), by webhook id; the caller counts any others. */
+  failureRuns: Map<string, FailureRun>;
+}
+
 /**
  * Records a batch of outcomes of one event: the Payloads, the delivery states, and
  * the event status derived from them, in one transaction under the event's lock
@@ -102,23 +111,36 @@ export interface AttemptRecord {
  * A failed retry with attempts left (pending before and after, not the first
  * attempt) cannot move the status: the event is `retrying` before and after (see
  * the transitions in events.ts). Those batches, the bulk of the work while an
- * endpoint is down, are one statement with no lock.
+ * endpoint is down, are one statement with no lock, which also counts each
+ * webhook's failure (webhooks.ts) and returns its run.
  */
-export async function recordAttempts(db: Db, eventId: string, records: AttemptRecord[]): Promise<EventStatus> {
+export async function recordAttempts(db: Db, eventId: string, records: AttemptRecord[]): Promise<Recorded> {
   if (records.every((r) => r.payload && r.state === 'pending' && r.before.state === 'pending' && r.before.attempts >= 1)) {
-    await db
+    const webhookIds = records.map((r) => r.webhookId);
+    const counted = await db
       .with('recorded', (q) => q.insertInto('payloads').values(payloadRows(records.map((r) => r.payload!))))
-      .updateTable('event_deliveries')
-      .set((eb) => ({ attempts: eb('attempts', '+', 1), updated_at: new Date() }))
-      .where('event_id', '=', eventId)
-      .where('webhook_id', '=', anyOf(records.map((r) => r.webhookId)))
+      .with('attempted', (q) =>
+        q
+          .updateTable('event_deliveries')
+          .set((eb) => ({ attempts: eb('attempts', '+', 1), updated_at: new Date() }))
+          .where('event_id', '=', eventId)
+          .where('webhook_id', '=', anyOf(webhookIds)),
+      )
+      .with('counted', () => countFailures(db, webhookIds, new Date()))
+      .selectFrom('counted')
+      .selectAll()
       .execute();
-    return 'retrying';
+    const failureRuns = new Map<string, FailureRun>();
+    for (const row of counted) {
+      const run = failureRun(row);
+      if (run) failureRuns.set(row.id, run);
+    }
+    return { status: 'retrying', failureRuns };
   }
   const payloads = payloadRows(records.flatMap((r) => (r.payload ? [r.payload] : [])));
   const column = <K extends keyof (typeof payloads)[number]>(k: K) => payloads.map((p) => p[k]);
   const webhookIds = records.map((r) => r.webhookId);
-  return db.transaction().execute(async (trx) => {
+  const status = await db.transaction().execute(async (trx) => {
     await trx.selectFrom('events').select('id').where('id', '=', eventId).forUpdate().execute();
     // Then one statement (arrays keep its text the same for any batch size): the
     // Payloads, the delivery rows, and the status from the rows as they are now.
@@ -147,4 +169,5 @@ export async function recordAttempts(db: Db, eventId: string, records: AttemptRe
       )`,
     });
   });
+  return { status, failureRuns: new Map() };
 }

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Config } from '../config';
-import type { Db, Executor } from '../db/database';
+import { anyOf, type Db, type Executor } from '../db/database';
 import type { Mode } from '../db/tables/api-keys';
 import type { WebhookRow, WebhookUpdate } from '../db/tables/webhooks';
 import { ApiError, notFound } from '../errors/api-error';
@@ -180,18 +180,33 @@ export async function disableWebhook(db: Executor, id: string, at: Date): Promis
 
 // ---- health: runs of failed attempts (seed 3.2) -------------------------------------
 
+/** A run of failed attempts: when it started and how many in a row have failed (1 = the last one started it). */
+export interface FailureRun {
+  failingSince: Date;
+  consecutiveFailures: number;
+}
+
 /**
- * Counts a failed attempt. Returns the run it belongs to: when it started and how
- * many attempts in a row have failed (1 = this failure started the run).
+ * The statement that counts a failed attempt to each of `ids`, returning each one's
+ * run; also a CTE of the statement that records later attempts (event-deliveries.ts).
  */
-export async function recordFailure(db: Executor, id: string, at: Date): Promise<{ failingSince: Date; consecutiveFailures: number } | undefined> {
-  const row = await db
+export function countFailures(db: Executor, ids: readonly string[], at: Date) {
+  return db
     .updateTable('webhooks')
     .set((eb) => ({ consecutive_failures: eb('consecutive_failures', '+', 1), failing_since: eb.fn.coalesce('failing_since', eb.val(at)) }))
-    .where('id', '=', id)
-    .returning(['failing_since', 'consecutive_failures'])
-    .executeTakeFirst();
-  return row?.failing_since ? { failingSince: row.failing_since, consecutiveFailures: row.consecutive_failures } : undefined;
+    .where('id', '=', anyOf(ids))
+    .returning(['id', 'failing_since', 'consecutive_failures']);
+}
+
+/** A row `countFailures` returned, as a run. */
+export function failureRun(row: { failing_since: Date | null; consecutive_failures: number }): FailureRun | undefined {
+  return row.failing_since ? { failingSince: row.failing_since, consecutiveFailures: row.consecutive_failures } : undefined;
+}
+
+/** Counts a failed attempt on its own. Returns the run it belongs to. */
+export async function recordFailure(db: Executor, id: string, at: Date): Promise<FailureRun | undefined> {
+  const row = await countFailures(db, [id], at).executeTakeFirst();
+  return row && failureRun(row);
 }
 
 /** A successful attempt ends the run; true when there was one (the health workflow is told). */

@@ -57,7 +57,7 @@ describe('recording attempts moves the event status', () => {
     const { eventId, hookIds: [a, b] } = await eventWith(2);
     expect((await stored(eventId)).status).toBe('in_queue');
 
-    expect(await recordAttempts(sys.db, eventId, [attempt(eventId, a!, 0, 'completed', 200), attempt(eventId, b!, 0, 'pending', 500)])).toBe('retrying');
+    expect((await recordAttempts(sys.db, eventId, [attempt(eventId, a!, 0, 'completed', 200), attempt(eventId, b!, 0, 'pending', 500)])).status).toBe('retrying');
     let now = await stored(eventId);
     expect(now.status).toBe('retrying');
     expect(now.deliveries).toEqual([
@@ -67,7 +67,7 @@ describe('recording attempts moves the event status', () => {
     expect(now.payloads).toHaveLength(2);
     expect(now.payloads[0]).toMatchObject({ request_headers: { 'content-type': 'application/json' }, request_body: '{"a":"it\'s \\"quoted\\", {braced}"}' });
 
-    expect(await recordAttempts(sys.db, eventId, [{ ...attempt(eventId, b!, 1, 'failed', 500), before: { state: 'pending', attempts: 1 } }])).toBe('failed');
+    expect((await recordAttempts(sys.db, eventId, [{ ...attempt(eventId, b!, 1, 'failed', 500), before: { state: 'pending', attempts: 1 } }])).status).toBe('failed');
     now = await stored(eventId);
     expect(now.status).toBe('failed');
     expect(now.deliveries[1]).toEqual({ webhook_id: b, state: 'failed', attempts: 2 });
@@ -76,15 +76,37 @@ describe('recording attempts moves the event status', () => {
 
   it('a delivery stopped without sending (webhook disabled) records no Payload and counts no attempt', async () => {
     const { eventId, hookIds: [a] } = await eventWith(1);
-    expect(await recordAttempts(sys.db, eventId, [{ webhookId: a!, before: { state: 'pending', attempts: 0 }, state: 'failed' }])).toBe('failed');
+    expect((await recordAttempts(sys.db, eventId, [{ webhookId: a!, before: { state: 'pending', attempts: 0 }, state: 'failed' }])).status).toBe('failed');
     const now = await stored(eventId);
     expect(now).toEqual({ status: 'failed', deliveries: [{ webhook_id: a, state: 'failed', attempts: 0 }], payloads: [] });
+  });
+
+  it('a later attempt that failed is one statement that also counts the webhook’s failure and returns its run', async () => {
+    const { eventId, hookIds: [a] } = await eventWith(1);
+    const hook = () => sys.db.selectFrom('webhooks').select(['consecutive_failures', 'failing_since']).where('id', '=', a!).executeTakeFirstOrThrow();
+    // Attempt 1 moves the status (under the event's lock) and leaves the counting to the caller.
+    const first = await recordAttempts(sys.db, eventId, [attempt(eventId, a!, 0, 'pending', 500)]);
+    expect(first).toEqual({ status: 'retrying', failureRuns: new Map() });
+    expect(await hook()).toEqual({ consecutive_failures: 0, failing_since: null });
+
+    const later = await recordAttempts(sys.db, eventId, [attempt(eventId, a!, 1, 'pending', 500)]);
+    const counted = await hook();
+    expect(counted.consecutive_failures).toBe(1);
+    expect(counted.failing_since).toBeInstanceOf(Date);
+    expect(later).toEqual({ status: 'retrying', failureRuns: new Map([[a!, { failingSince: counted.failing_since, consecutiveFailures: 1 }]]) });
+    const now = await stored(eventId);
+    expect(now.deliveries).toEqual([{ webhook_id: a, state: 'pending', attempts: 2 }]);
+    expect(now.payloads).toHaveLength(2);
+
+    // The run goes on: its start stays, the count grows.
+    const again = await recordAttempts(sys.db, eventId, [attempt(eventId, a!, 2, 'pending', 500)]);
+    expect(again.failureRuns.get(a!)).toEqual({ failingSince: counted.failing_since, consecutiveFailures: 2 });
   });
 
   it('concurrent attempts of one event take turns: the last to record sees the others’ rows', async () => {
     for (let round = 0; round < 5; round++) {
       const { eventId, hookIds } = await eventWith(4);
-      const statuses = await Promise.all(hookIds.map((h) => recordAttempts(sys.db, eventId, [attempt(eventId, h, 0, 'completed', 200)])));
+      const statuses = await Promise.all(hookIds.map(async (h) => (await recordAttempts(sys.db, eventId, [attempt(eventId, h, 0, 'completed', 200)])).status));
       // Exactly one of them recorded the last pending row, and saw the event complete.
       expect(statuses.filter((s) => s === 'completed')).toHaveLength(1);
       expect(statuses.filter((s) => s === 'in_queue')).toHaveLength(3);

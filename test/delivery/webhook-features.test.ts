@@ -187,4 +187,20 @@ describe('webhook health', () => {
     expect(healthy.last_24h.succeeded).toBe(1);
     expect((await call(sys, 'GET', `/webhooks/${hook.id}/health`, { key: other.testKey })).status).toBe(404);
   });
+
+  it('counts each failed attempt once, whichever statement recorded it (attempt 1, the retries, the last attempt)', async () => {
+    const own = await createAccount(sys);
+    const r = await receiver(status(500));
+    const hook = await webhook(sys, own.testKey, r.url);
+    const event = await publish(sys, own.user.id, 'test');
+    // The tests' schedule (test/support/test-config.ts) has three retries: four attempts.
+    await eventStatus(sys, own.testKey, event.id, 'failed');
+    const health = await eventually(async () => {
+      const h = await call(sys, 'GET', `/webhooks/${hook.id}/health`, { key: own.testKey });
+      return h.body.consecutive_failures >= 4 ? h.body : undefined;
+    }, 20_000, 'the last failure to be counted');
+    expect(health.consecutive_failures).toBe(4);
+    expect(r.deliveries).toHaveLength(4);
+    expect(health.last_24h).toMatchObject({ attempts: 4, failed: 4 });
+  });
 });
