@@ -17,18 +17,16 @@ import { log } from '../log';
  *   Promise a workflow creates, for the `__stack_trace` query (the UI's "Stack
  *   Trace" tab). The patch lets TEMPORAL_WORKFLOW_STACK_TRACES=off skip the hook;
  *   the UI still shows every pending activity and timer.
- * - The workflow thread: the SDK runs workflows on a worker thread and posts every
- *   activation to it and every completion back (a structured clone each way, and
- *   two thread hand-offs between the server's answer to an eager start and the
- *   first POST). Its `debugMode` runs the same reusable sandbox on the main thread,
- *   where core's activations arrive; in SDK 1.x it changes nothing else (it only
- *   lifts the execution-time limit, which the patch lifts already). A workflow
- *   that spun would now hold the whole worker rather than its thread; ours has
- *   nothing that can spin (as above). Bench figures: README, Performance.
  *
- * SHIPHOOK_WORKFLOW_DIAGNOSTICS=true keeps all three, as the SDK ships them.
+ * The workflow thread stays. The SDK's `debugMode` would run workflows on the main
+ * thread (~0.5 ms less worker CPU per event: README, Performance), but there it
+ * installs a process-wide `unhandledRejection` handler that prints the raw error of
+ * any rejection outside a workflow (a pg client's holds its password) and replaces
+ * `Error.prepareStackTrace` for the whole process.
+ *
+ * SHIPHOOK_WORKFLOW_DIAGNOSTICS=true keeps both, as the SDK ships them.
  */
-export function workflowSandboxOptions(diagnostics: boolean): { isolateExecutionTimeout?: number; debugMode?: boolean } {
+export function workflowSandboxOptions(diagnostics: boolean): { isolateExecutionTimeout?: number } {
   if (diagnostics) {
     delete process.env.TEMPORAL_WORKFLOW_STACK_TRACES;
     return {};
@@ -38,9 +36,9 @@ export function workflowSandboxOptions(diagnostics: boolean): { isolateExecution
     log.warn('the Temporal worker patch is not applied (run `npm install`, which runs patch-package): workflow calls keep their watchdog threads and stack traces');
     return {};
   }
-  // Read when the sandbox is created, after this.
+  // Worker threads copy the environment when they are created, after this.
   process.env.TEMPORAL_WORKFLOW_STACK_TRACES = 'off';
-  return { isolateExecutionTimeout: 0, debugMode: true };
+  return { isolateExecutionTimeout: 0 };
 }
 
 /** Whether patches/ reached the installed SDK (a `--ignore-scripts` install skips it). */
