@@ -30,6 +30,25 @@ describe('failed attempts', () => {
     await receiver.close();
   });
 
+  it('a failure counted by the statement that records a later attempt tells the health workflow when it reaches the threshold', async () => {
+    const acct = await createAccount(sys);
+    const receiver = await startReceiver(status(500));
+    const hook = await webhook(sys, acct.testKey, receiver.url);
+    // A run two failures long, started a minute ago: attempt 1 makes it 3 (counted after its
+    // transaction), attempt 2 makes it 4 — the tests' threshold (test/support/test-config.ts) —
+    // counted inside the statement that records it (event-deliveries.ts). Attempts 3 and 4
+    // would make it 5 and 6, which tell nothing: only that run can get the webhook disabled.
+    await sys.db.updateTable('webhooks').set({ consecutive_failures: 2, failing_since: new Date(Date.now() - 60_000) }).where('id', '=', hook.id).execute();
+    await publish(sys, acct.user.id, 'test');
+    const disabled = await eventually(async () => {
+      const res = await call(sys, 'GET', `/webhooks/${hook.id}`, { key: acct.testKey });
+      return res.body.disabled_at ? res.body : undefined;
+    }, 15_000, 'the webhook to be disabled');
+    expect(disabled.disabled_at).toMatch(/Z$/);
+    expect(receiver.deliveries.length).toBeGreaterThanOrEqual(2);
+    await receiver.close();
+  });
+
   it('always 500 → failed, the webhook disabled by its health workflow; PATCH re-enables', async () => {
     const acct = await createAccount(sys);
     const receiver = await startReceiver(status(500));
