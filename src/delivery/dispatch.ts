@@ -134,7 +134,7 @@ export async function claimUndispatched(db: Executor, limit: number, leaseMs: nu
             .where((w) => w.or([w('dispatch_lease_until', 'is', null), w('dispatch_lease_until', '<', sql<Date>`now()`)]))
             .orderBy('created_at')
             .limit(limit)
-            .forUpdate()
+            .forNoKeyUpdate()
             .skipLocked(),
         )
         .returning(['id', 'user_id', 'mode', 'description', 'status', 'replay_id']),

@@ -129,7 +129,7 @@ function matching(db: Kysely<Database>, filter: ReplayFilter) {
 export async function startReplay(db: Db, filter: ReplayFilter) {
   const id = newId('replay');
   const matched = await db.transaction().execute(async (trx) => {
-    const ids = (await matching(trx, filter).forUpdate().execute()).map((r) => r.id);
+    const ids = (await matching(trx, filter).forNoKeyUpdate().execute()).map((r) => r.id);
     if (ids.length) {
       await sql`
         update event_deliveries set state = 'pending', attempts = 0, updated_at = now()

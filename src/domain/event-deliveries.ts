@@ -141,7 +141,8 @@ export async function recordAttempts(db: Db, eventId: string, records: AttemptRe
   const column = <K extends keyof (typeof payloads)[number]>(k: K) => payloads.map((p) => p[k]);
   const webhookIds = records.map((r) => r.webhookId);
   const status = await db.transaction().execute(async (trx) => {
-    await trx.selectFrom('events').select('id').where('id', '=', eventId).forUpdate().execute();
+    // The event's lock (FOR NO KEY UPDATE: see lockEvent in events.ts), without reading the row.
+    await trx.selectFrom('events').select('id').where('id', '=', eventId).forNoKeyUpdate().execute();
     // Then one statement (arrays keep its text the same for any batch size): the
     // Payloads, the delivery rows, and the status from the rows as they are now.
     return refreshEventStatus(trx, eventId, {

@@ -193,7 +193,13 @@ export async function refreshEventStatus(trx: Executor, eventId: string, changes
   return rows[0]!.status;
 }
 
-/** Locks the event row so concurrent attempts of one event update its status one at a time. */
+/**
+ * Locks the event row so concurrent attempts of one event update its status one at a
+ * time. `FOR NO KEY UPDATE`, as every lock on an event row (its id never changes): a
+ * Payload's or delivery row's foreign key takes a key-share lock on the event at the end
+ * of its statement, which `FOR UPDATE` would block — a statement that had already
+ * updated a delivery row would then deadlock with a lock holder waiting for that row.
+ */
 export async function lockEvent(trx: Executor, eventId: string): Promise<EventRow | undefined> {
-  return trx.selectFrom('events').selectAll().where('id', '=', eventId).forUpdate().executeTakeFirst();
+  return trx.selectFrom('events').selectAll().where('id', '=', eventId).forNoKeyUpdate().executeTakeFirst();
 }

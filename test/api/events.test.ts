@@ -1,5 +1,7 @@
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EVENT_TYPES } from '../../src/domain/event-types';
+import { newId } from '../../src/ids';
 import { eventStatus, publish, webhook } from '../support/events';
 import { type Account, call, createAccount, errorOf } from '../support/http';
 import { eventually, startReceiver } from '../support/receiver';
@@ -135,6 +137,43 @@ describe('replay', () => {
     const bad = await call(sys, 'POST', `/events/${event.id}/replay`, { key: a.testKey, body: { all: 'yes' } });
     expect(bad.status).toBe(422);
     await Promise.all([first.close(), second.close()]);
+  });
+
+  it('a replay and a later attempt of the same event recording at that moment both commit (no deadlock)', async () => {
+    const a = await createAccount(sys);
+    const receiver = await startReceiver();
+    await webhook(sys, a.testKey, receiver.url);
+    const event = await publish(sys, a.user.id, 'test');
+    await eventStatus(sys, a.testKey, event.id, 'completed');
+    let replayed: Awaited<ReturnType<typeof call<any>>> | undefined;
+    // What recording a later attempt does in its one statement (event-deliveries.ts): it
+    // updates the delivery row, then its Payload's foreign key checks the event's key.
+    await sys.db.transaction().execute(async (trx) => {
+      await trx.updateTable('event_deliveries').set({ attempts: 7 }).where('event_id', '=', event.id).execute();
+      const { pid } = (await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(trx)).rows[0]!;
+      const replaying = call(sys, 'POST', `/events/${event.id}/replay`, { key: a.testKey, body: { all: true } });
+      // The replay holds the event's lock and waits for the delivery row held here.
+      await eventually(async () => {
+        const waiting = await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity where ${pid}::int = any(pg_blocking_pids(pid))`.execute(sys.db);
+        return waiting.rows[0]!.n > 0 ? true : undefined;
+      }, 10_000, 'the replay to wait for the delivery row');
+      await trx
+        .insertInto('payloads')
+        .values({ id: newId('payload'), event_id: event.id, webhook_id: 'hook_x', request_url: receiver.url, request_headers: '{}', request_body: '{}', response_code: 500, response_headers: '{}', response_body: '', total_time: 1 })
+        .execute();
+      // Committed at the end of this callback; the replay goes on after it.
+      void replaying.then((r) => (replayed = r));
+    });
+    const res = await eventually(async () => replayed, 10_000, 'the replay to answer');
+    expect(res.status).toBe(200);
+    expect(res.body.pending_urls).toEqual([receiver.url]);
+    // Both writes are in: the Payload recorded beside the replay, and the replay's reset, then its delivery.
+    await receiver.waitFor(2);
+    const done = await eventStatus(sys, a.testKey, event.id, 'completed');
+    expect(done.completed_urls).toEqual([receiver.url]);
+    const stored = await sys.db.selectFrom('payloads').select('response_code').where('event_id', '=', event.id).execute();
+    expect(stored.map((p) => p.response_code).sort()).toEqual([200, 200, 500]);
+    await receiver.close();
   });
 
   it('operators replay by filter: POST /admin/v1/events/replay', async () => {
