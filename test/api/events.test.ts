@@ -145,13 +145,13 @@ describe('replay', () => {
     await webhook(sys, a.testKey, receiver.url);
     const event = await publish(sys, a.user.id, 'test');
     await eventStatus(sys, a.testKey, event.id, 'completed');
-    let replayed: Awaited<ReturnType<typeof call<any>>> | undefined;
+    let replaying: ReturnType<typeof call<any>> | undefined;
     // What recording a later attempt does in its one statement (event-deliveries.ts): it
     // updates the delivery row, then its Payload's foreign key checks the event's key.
     await sys.db.transaction().execute(async (trx) => {
       await trx.updateTable('event_deliveries').set({ attempts: 7 }).where('event_id', '=', event.id).execute();
       const { pid } = (await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(trx)).rows[0]!;
-      const replaying = call(sys, 'POST', `/events/${event.id}/replay`, { key: a.testKey, body: { all: true } });
+      replaying = call(sys, 'POST', `/events/${event.id}/replay`, { key: a.testKey, body: { all: true } });
       // The replay holds the event's lock and waits for the delivery row held here.
       await eventually(async () => {
         const waiting = await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity where ${pid}::int = any(pg_blocking_pids(pid))`.execute(sys.db);
@@ -162,9 +162,8 @@ describe('replay', () => {
         .values({ id: newId('payload'), event_id: event.id, webhook_id: 'hook_x', request_url: receiver.url, request_headers: '{}', request_body: '{}', response_code: 500, response_headers: '{}', response_body: '', total_time: 1 })
         .execute();
       // Committed at the end of this callback; the replay goes on after it.
-      void replaying.then((r) => (replayed = r));
     });
-    const res = await eventually(async () => replayed, 10_000, 'the replay to answer');
+    const res = await replaying!;
     expect(res.status).toBe(200);
     expect(res.body.pending_urls).toEqual([receiver.url]);
     // Both writes are in: the Payload recorded beside the replay, and the replay's reset, then its delivery.
