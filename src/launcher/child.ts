@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn, type StdioOptions } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { log } from '../log';
@@ -71,7 +72,7 @@ export function startShiphookChild(opts: ShiphookChildOptions): ShiphookChild {
       stdio: ['ignore', ...(opts.output ?? ['inherit', 'inherit']), 'ipc'] as StdioOptions,
     });
     current = child;
-    if (opts.nice && child.pid) os.setPriority(child.pid, opts.nice);
+    if (opts.nice && child.pid) setNice(child.pid, opts.nice);
     ready = new Promise<ReadyMessage>((resolve, reject) => {
       child.on('message', (m: Partial<ReadyMessage>) => m?.ready && resolve(m as ReadyMessage));
       child.once('exit', (code, signal) => reject(new Error(`shiphook ${label} exited (${signal ?? code}) before it was ready`)));
@@ -108,6 +109,24 @@ export function startShiphookChild(opts: ShiphookChildOptions): ShiphookChild {
       await stopProcess(current);
     },
   };
+}
+
+/**
+ * Lowers a child's CPU priority. The child leads its own session (`detached`), and where
+ * Linux groups tasks by session (`kernel.sched_autogroup_enabled`, the default of most
+ * distributions without a cgroup CPU controller) a task's nice value only weighs it
+ * against its own session's other tasks: every session gets an equal share. So the
+ * session's weight is set too (`/proc/<pid>/autogroup`), or a niced child would compete
+ * with the api, the worker and the servers as an equal. Linux only; elsewhere (or
+ * without autogroups) the process's nice value is all there is.
+ */
+export function setNice(pid: number, nice: number): void {
+  os.setPriority(pid, nice);
+  try {
+    writeFileSync(`/proc/${pid}/autogroup`, String(nice));
+  } catch {
+    // not Linux, autogroups compiled out, or the child already gone: nothing to weigh
+  }
 }
 
 /**
