@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import { anyOf, type Db } from '../db/database';
 import type { DeliveryState, EventRow, EventStatus } from '../db/tables/events';
 import type { CustomHeader } from '../db/tables/webhooks';
-import { type EventUrls, refreshEventStatus, urlsOf } from './events';
+import { type EventUrls, lockEventOnly, refreshEventStatus, urlsOf } from './events';
 import { type NewPayload, payloadRows } from './payloads';
 import { countFailures, type FailureRun, failureRun } from './webhooks';
 
@@ -141,8 +141,7 @@ export async function recordAttempts(db: Db, eventId: string, records: AttemptRe
   const column = <K extends keyof (typeof payloads)[number]>(k: K) => payloads.map((p) => p[k]);
   const webhookIds = records.map((r) => r.webhookId);
   const status = await db.transaction().execute(async (trx) => {
-    // The event's lock (FOR NO KEY UPDATE: see lockEvent in events.ts), without reading the row.
-    await trx.selectFrom('events').select('id').where('id', '=', eventId).forNoKeyUpdate().execute();
+    await lockEventOnly(trx, eventId);
     // Then one statement (arrays keep its text the same for any batch size): the
     // Payloads, the delivery rows, and the status from the rows as they are now.
     return refreshEventStatus(trx, eventId, {

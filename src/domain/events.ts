@@ -203,3 +203,8 @@ export async function refreshEventStatus(trx: Executor, eventId: string, changes
 export async function lockEvent(trx: Executor, eventId: string): Promise<EventRow | undefined> {
   return trx.selectFrom('events').selectAll().where('id', '=', eventId).forNoKeyUpdate().executeTakeFirst();
 }
+
+/** The same lock without reading the row (an attempt being recorded needs only the lock). */
+export async function lockEventOnly(trx: Executor, eventId: string): Promise<void> {
+  await trx.selectFrom('events').select('id').where('id', '=', eventId).forNoKeyUpdate().execute();
+}
