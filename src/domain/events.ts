@@ -201,10 +201,14 @@ export async function refreshEventStatus(trx: Executor, eventId: string, changes
  * updated a delivery row would then deadlock with a lock holder waiting for that row.
  */
 export async function lockEvent(trx: Executor, eventId: string): Promise<EventRow | undefined> {
-  return trx.selectFrom('events').selectAll().where('id', '=', eventId).forNoKeyUpdate().executeTakeFirst();
+  return lockedEvent(trx, eventId).selectAll().executeTakeFirst();
 }
 
 /** The same lock without reading the row (an attempt being recorded needs only the lock). */
 export async function lockEventOnly(trx: Executor, eventId: string): Promise<void> {
-  await trx.selectFrom('events').select('id').where('id', '=', eventId).forNoKeyUpdate().execute();
+  await lockedEvent(trx, eventId).select('id').execute();
+}
+
+function lockedEvent(trx: Executor, eventId: string) {
+  return trx.selectFrom('events').where('id', '=', eventId).forNoKeyUpdate();
 }
