@@ -150,3 +150,21 @@ export function stopProcess(child: ChildProcess, { signal = 'SIGTERM', graceMs =
     child.kill(signal);
   });
 }
+
+/** A service process the launcher started (PostgreSQL, the Temporal dev server), watched for an exit nobody asked for. */
+export interface WatchedService {
+  /** Resolves with `<name> exited (<code or signal>): <its last words>` if it exits before `stopping()`; otherwise never. */
+  died: Promise<string>;
+  /** Call before stopping it on purpose. */
+  stopping(): void;
+}
+
+export function watchService(child: ChildProcess, name: string, lastWords: () => string): WatchedService {
+  let wanted = true;
+  const died = new Promise<string>((resolve) => {
+    child.once('exit', (code, signal) => {
+      if (wanted) resolve(`${name} exited (${signal ?? code}): ${lastWords() || 'no output'}`);
+    });
+  });
+  return { died, stopping: () => void (wanted = false) };
+}

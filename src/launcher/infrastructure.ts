@@ -10,6 +10,8 @@ export interface Infrastructure {
   started: { postgres: boolean; temporal: boolean };
   /** The embedded PostgreSQL's data directory, when one was started. */
   postgresDataDir?: string;
+  /** Resolves with the reason if a service started here exits without `stop()`; otherwise never. */
+  died: Promise<string>;
   stop(): Promise<void>;
 }
 
@@ -66,6 +68,7 @@ export async function startInfrastructure(opts: InfrastructureOptions): Promise<
     temporalUiUrl: dev?.uiUrl,
     started: { postgres: !!pg, temporal: !!dev },
     postgresDataDir: pg?.dataDir,
+    died: Promise.race([pg?.died, dev?.died].filter((d) => d !== undefined).concat(new Promise<never>(() => {}))),
     stop,
   };
 }

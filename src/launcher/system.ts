@@ -4,6 +4,7 @@ import { promisify } from 'node:util';
 import type { WorkerRole } from '../config';
 import { type Output, type RestartPolicy, type ShiphookChild, startShiphookChild } from './child';
 import { type Infrastructure, type InfrastructureOptions, startInfrastructure } from './infrastructure';
+import { LaunchError } from './launch-error';
 import { assertPortsFree } from './ports';
 import { shiphookProcessEnv } from './process-env';
 
@@ -25,6 +26,7 @@ export interface SystemOptions extends InfrastructureOptions {
   workers?: WorkerSpec[];
   /** Restart api and workers that die (dev); without it a death calls `onChildDied`. */
   restart?: RestartPolicy;
+  /** An api or worker died for good, or an embedded service (PostgreSQL, the Temporal dev server) exited. */
   onChildDied?: (reason: string) => void;
   /** stdout and stderr of the api and workers (default: inherited). */
   output?: [Output, Output];
@@ -81,7 +83,11 @@ export async function startSystem(opts: SystemOptions): Promise<ShiphookSystem> 
     await promisify(execFile)(process.execPath, [CLI, 'migrate'], { env });
     const workers = (opts.workers ?? []).map((spec) => child('worker', spec.label ?? `worker-${spec.role}`, { ...spec.env, SHIPHOOK_WORKER_ROLE: spec.role }, spec.nice));
     const api = opts.api ? child('api', 'api', { ...opts.api.env, HOST: opts.api.host, PORT: String(opts.api.port) }) : undefined;
-    await Promise.all([...workers, ...(api ? [api] : [])].map((c) => c.ready));
+    // A service that dies now would leave the workers waiting for it for ever: fail with its last words.
+    const serviceDied = infra.died.then((reason) => Promise.reject(new LaunchError(reason)));
+    serviceDied.catch(() => undefined);
+    await Promise.race([Promise.all([...workers, ...(api ? [api] : [])].map((c) => c.ready)), serviceDied]);
+    void infra.died.then((reason) => opts.onChildDied?.(reason));
     return {
       ...infra,
       env,

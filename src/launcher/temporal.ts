@@ -2,7 +2,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { searchAttributes } from '../temporal/search-attributes';
-import { stopProcess } from './child';
+import { stopProcess, watchService } from './child';
 import { LaunchError } from './launch-error';
 import { assertPortsFree, freePort, waitForPort } from './ports';
 import { ensurePythonTool, provisionedTool, type PythonTool } from './python-tool';
@@ -28,6 +28,8 @@ export interface DevTemporal {
   uiUrl?: string;
   /** The server's process (absent when the SDK started it): fault tests kill it. */
   pid?: number;
+  /** Resolves with the reason if the server exits without `stop()` (it crashed, or was killed). */
+  died: Promise<string>;
   stop(): Promise<void>;
 }
 
@@ -110,10 +112,15 @@ export async function startDevTemporal(opts: DevTemporalOptions): Promise<DevTem
     await stopProcess(child);
     throw err;
   }
+  const watched = watchService(child, 'the Temporal dev server', () => stderr.trim().split('\n').slice(-2).join(' '));
   return {
     address: `127.0.0.1:${port}`,
     uiUrl: ui ? `http://127.0.0.1:${uiPort}` : undefined,
     pid: child.pid,
-    stop: () => stopProcess(child),
+    died: watched.died,
+    stop: () => {
+      watched.stopping();
+      return stopProcess(child);
+    },
   };
 }

@@ -31,7 +31,7 @@ async function getUsers(port: number, key: string) {
 }
 
 describe('shiphook dev', () => {
-  it('starts, answers the seeded key, restarts a child that dies, stops cleanly on Ctrl-C and keeps its data', async () => {
+  it('starts, answers the seeded key, restarts a child that dies, stops cleanly on Ctrl-C, keeps its data, and stops with the reason when its Temporal dies', async () => {
     const dataDir = tempDir('dev');
     const ports = await devPorts();
     const first = startDev(dataDir, ports);
@@ -72,8 +72,15 @@ describe('shiphook dev', () => {
     await untilReady(second);
     expect(second.stdout()).not.toContain('Seeded user');
     expect(await getUsers(ports.api, prodKey)).toMatchObject({ status: 200, body: { id: creds.user.id } });
-    second.interrupt();
-    expect((await second.exited).code).toBe(0);
+
+    // Its Temporal dev server dies: the launcher says so and stops everything (the workers
+    // would otherwise wait for it for ever), exit 1.
+    const temporal = processesMentioning(dataDir).find((p) => p.cmd.includes('start-dev'))!;
+    expect(temporal).toBeDefined();
+    process.kill(temporal.pid, 'SIGKILL');
+    expect((await second.exited).code).toBe(1);
+    expect(second.stderr()).toContain('shiphook dev: the Temporal dev server exited (SIGKILL)');
+    expect(second.stderr()).not.toMatch(STACK_LINE);
     await eventually(async () => (processesMentioning(dataDir).length === 0 ? true : undefined), 20_000, 'every process to stop');
   }, 240_000);
 

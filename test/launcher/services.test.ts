@@ -1,0 +1,40 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, expect, it } from 'vitest';
+import { startEmbeddedPostgres } from '../../src/launcher/postgres';
+import { startDevTemporal } from '../../src/launcher/temporal';
+
+const root = mkdtempSync(path.join(tmpdir(), 'shiphook-services-'));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+/** What `died` holds once the exit has been handled: the reason, or 'pending'. */
+const settled = (died: Promise<string>) => Promise.race([died, new Promise<string>((r) => setImmediate(() => r('pending')))]);
+
+it('the Temporal dev server: an exit nobody asked for is reported with its cause; stop() is not one', async () => {
+  const killed = await startDevTemporal({ cliPath: process.env.TEMPORAL_CLI_PATH, ui: false });
+  process.kill(killed.pid!, 'SIGKILL');
+  expect(await killed.died).toMatch(/^the Temporal dev server exited \(SIGKILL\): /);
+  await killed.stop();
+
+  const stopped = await startDevTemporal({ cliPath: process.env.TEMPORAL_CLI_PATH, ui: false });
+  await stopped.stop(); // resolves after the exit was handled
+  expect(await settled(stopped.died)).toBe('pending');
+}, 60_000);
+
+it('PostgreSQL: an exit nobody asked for is reported with its cause; stop() is not one', async () => {
+  const killed = await startEmbeddedPostgres(path.join(root, 'killed'), { persistent: false });
+  process.kill(await postmasterPid(killed.dataDir), 'SIGKILL');
+  expect(await killed.died).toMatch(/^PostgreSQL exited \(SIGKILL\): /);
+  await killed.stop();
+
+  const stopped = await startEmbeddedPostgres(path.join(root, 'stopped'), { persistent: false });
+  await stopped.stop();
+  expect(await settled(stopped.died)).toBe('pending');
+}, 120_000);
+
+/** The first line of postmaster.pid is the server's pid. */
+async function postmasterPid(dataDir: string): Promise<number> {
+  return Number((await readFile(path.join(dataDir, 'postmaster.pid'), 'utf8')).split('\n')[0]);
+}
