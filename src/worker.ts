@@ -4,6 +4,7 @@ import { createActivities } from '../activities';
 import { type Config, retryTaskQueue } from './config';
 import type { Db } from './db/database';
 import { startDispatcher } from './delivery/dispatcher';
+import { acceptsConnections } from './launcher/ports';
 import { log } from './log';
 import { deliveryLogIds } from './temporal/activity-log-ids';
 import { workflowBundle } from './temporal/workflow-bundle';
@@ -47,7 +48,14 @@ export async function createWorker(config: Config, db: Db) {
   if (!config.temporalAddress || !config.databaseUrl) throw new Error('TEMPORAL_ADDRESS and DATABASE_URL must be set');
   const { role } = config.worker;
   const address = config.temporalAddress;
-  const connection = await retrying('connecting to Temporal', () => NativeConnection.connect({ address }));
+  const connection = await retrying('connecting to Temporal', async () => {
+    // The SDK (1.24, with its core's logs forwarded as here) leaks four file descriptors per
+    // failed connect: a worker waiting hours for Temporal would run out. Connect only once
+    // something listens (a refused probe costs nothing).
+    const { hostname, port } = new URL(`tcp://${address}`);
+    if (!(await acceptsConnections(Number(port || 7233), hostname.replace(/^\[|\]$/g, '')))) throw new Error(`nothing accepts connections at ${address}`);
+    return NativeConnection.connect({ address });
+  });
   const client = new Client({ connection, namespace: config.temporalNamespace });
   const activities = createActivities({ config, db, temporal: async () => client });
   const bundle = role !== 'retries' ? await workflowBundle(config.worker.workflowBundle) : undefined;

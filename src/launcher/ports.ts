@@ -40,16 +40,20 @@ export async function assertPortsFree(ports: WantedPort[]): Promise<void> {
   }
 }
 
+/** Whether something accepts a TCP connection on host:port now (the connection is closed at once). */
+export function acceptsConnections(port: number, host = '127.0.0.1'): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect(port, host);
+    socket.once('connect', () => { socket.destroy(); resolve(true); });
+    socket.once('error', () => resolve(false));
+  });
+}
+
 /** Resolves once something accepts TCP connections on host:port (after the caller started it). */
 export async function waitForPort(port: number, host = '127.0.0.1', timeoutMs = 60_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const ok = await new Promise<boolean>((resolve) => {
-      const socket = net.connect(port, host);
-      socket.once('connect', () => { socket.destroy(); resolve(true); });
-      socket.once('error', () => resolve(false));
-    });
-    if (ok) return;
+    if (await acceptsConnections(port, host)) return;
     if (Date.now() > deadline) throw new LaunchError(`nothing listens on ${host}:${port} after ${timeoutMs / 1000} s`);
     await new Promise((r) => setTimeout(r, 100));
   }

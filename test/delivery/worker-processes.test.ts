@@ -1,12 +1,17 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, openSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, inject, it } from 'vitest';
+import { startShiphookChild } from '../../src/launcher/child';
+import { freePort } from '../../src/launcher/ports';
+import { shiphookProcessEnv } from '../../src/launcher/process-env';
 import { eventStatus, publish, webhook } from '../support/events';
 import { createAccount } from '../support/http';
 import { isolatedSystem } from '../support/isolated';
-import { startReceiver } from '../support/receiver';
+import { logFile } from '../support/log-capture';
+import { eventually, startReceiver } from '../support/receiver';
+import { TEST_ENV } from '../support/test-config';
 
 // How worker processes are run in production: by role, and from a prebuilt workflow bundle.
 describe('worker processes', () => {
@@ -50,4 +55,30 @@ describe('worker processes', () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  it('a worker waiting for an unreachable Temporal keeps its file descriptors from one attempt to the next', async () => {
+    const iso = await isolatedSystem();
+    const file = logFile(inject('logDir'), `worker-unreachable-${process.pid}`);
+    const worker = startShiphookChild({
+      command: 'worker',
+      env: { ...shiphookProcessEnv(), ...TEST_ENV, LOG_LEVEL: 'debug', DATABASE_URL: iso.databaseUrl, TEMPORAL_ADDRESS: `127.0.0.1:${await freePort()}`, SHIPHOOK_TASK_QUEUE: iso.taskQueue },
+      output: [openSync(file, 'a'), openSync(file, 'a')],
+    });
+    worker.ready.catch(() => undefined); // it never gets there: stopped below
+    const failures = () => readFileSync(file, 'utf8').split('\n').filter((l) => l.includes('connecting to Temporal failed')).length;
+    // Read during the wait that follows a logged failure (1 s after the first, 2 s after the second, 5 s after the third).
+    const fdsAfter = async (n: number) => {
+      await eventually(async () => (failures() >= n ? true : undefined), 30_000, `failed connect ${n}`);
+      return readdirSync(`/proc/${worker.process.pid}/fd`).length;
+    };
+    try {
+      const second = await fdsAfter(2);
+      const fourth = await fdsAfter(4);
+      // Each failed connect of the SDK itself would leave four more (eight here).
+      expect(fourth - second).toBeLessThanOrEqual(1);
+    } finally {
+      await worker.stop();
+      await iso.close();
+    }
+  }, 60_000);
 });
