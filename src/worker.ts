@@ -1,4 +1,5 @@
 import { Client } from '@temporalio/client';
+import { normalizeGrpcEndpointAddress, splitProtoHostPort } from '@temporalio/common/lib/internal-non-workflow';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { createActivities } from '../activities';
 import { type Config, retryTaskQueue } from './config';
@@ -48,12 +49,13 @@ export async function createWorker(config: Config, db: Db) {
   if (!config.temporalAddress || !config.databaseUrl) throw new Error('TEMPORAL_ADDRESS and DATABASE_URL must be set');
   const { role } = config.worker;
   const address = config.temporalAddress;
+  // The SDK's own parser (an invalid address fails here, at once, with the SDK's message).
+  const { hostname, port } = splitProtoHostPort(normalizeGrpcEndpointAddress(address, 7233))!;
   const connection = await retrying('connecting to Temporal', async () => {
     // The SDK (1.24, with its core's logs forwarded as here) leaks four file descriptors per
     // failed connect: a worker waiting hours for Temporal would run out. Connect only once
-    // something listens (a refused probe costs nothing).
-    const { hostname, port } = new URL(`tcp://${address}`);
-    if (!(await acceptsConnections(Number(port || 7233), hostname.replace(/^\[|\]$/g, '')))) throw new Error(`nothing accepts connections at ${address}`);
+    // something accepts connections there (a refused probe costs nothing).
+    if (!(await acceptsConnections(port!, hostname))) throw new Error(`nothing accepts connections at ${address}`);
     return NativeConnection.connect({ address });
   });
   const client = new Client({ connection, namespace: config.temporalNamespace });

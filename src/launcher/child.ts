@@ -162,8 +162,13 @@ export interface WatchedService {
 export function watchService(child: ChildProcess, name: string, lastWords: () => string): WatchedService {
   let wanted = true;
   const died = new Promise<string>((resolve) => {
-    child.once('exit', (code, signal) => {
-      if (wanted) resolve(`${name} exited (${signal ?? code}): ${lastWords() || 'no output'}`);
+    child.once('exit', async (code, signal) => {
+      if (!wanted) return;
+      // 'exit' can come before the last of its stderr was read: wait for the end of it, briefly
+      // (not for ever: PostgreSQL's orphaned backends may hold the pipe open).
+      const stderr = child.stderr;
+      if (stderr && !stderr.readableEnded) await new Promise((r) => { stderr.once('end', r); setTimeout(r, 200).unref(); });
+      resolve(`${name} exited (${signal ?? code}): ${lastWords() || 'no output'}`);
     });
   });
   return { died, stopping: () => void (wanted = false) };

@@ -40,10 +40,14 @@ export async function assertPortsFree(ports: WantedPort[]): Promise<void> {
   }
 }
 
-/** Whether something accepts a TCP connection on host:port now (the connection is closed at once). */
-export function acceptsConnections(port: number, host = '127.0.0.1'): Promise<boolean> {
+/**
+ * Whether something accepts a TCP connection on host:port now (the connection is closed at
+ * once); false after `timeoutMs` too (a host that drops connection attempts).
+ */
+export function acceptsConnections(port: number, host = '127.0.0.1', timeoutMs = 5000): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = net.connect(port, host);
+    socket.setTimeout(timeoutMs, () => { socket.destroy(); resolve(false); });
     socket.once('connect', () => { socket.destroy(); resolve(true); });
     socket.once('error', () => resolve(false));
   });

@@ -76,6 +76,7 @@ export async function startEmbeddedPostgres(dir: string, opts: EmbeddedPostgresO
   };
   try {
     await untilReady(server, port, () => stderr);
+    stderr = ''; // from now on, what it says before an exit (not its start-up lines)
     await createDatabase(port);
   } catch (err) {
     await stop();

@@ -99,10 +99,11 @@ export async function startDevTemporal(opts: DevTemporalOptions): Promise<DevTem
   // delivered event (bench/, burst) for ~200 MB more memory. An explicit GOGC wins.
   const child = spawn(cli, args, { detached: true, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, GOGC: process.env.GOGC ?? DEV_SERVER_GOGC } });
   let stderr = '';
+  const lastWords = () => stderr.trim().split('\n').slice(-2).join(' ');
   child.stderr?.on('data', (d: Buffer) => { stderr = (stderr + d.toString()).slice(-4000); });
   const exited = new Promise<never>((_, reject) => {
     child.once('error', (err) => reject(new LaunchError(`could not run the temporal CLI at ${cli}: ${err.message}`)));
-    child.once('exit', (code) => reject(new LaunchError(`the Temporal dev server exited (${code}) while starting: ${stderr.trim().split('\n').slice(-2).join(' ') || 'no output'}`)));
+    child.once('exit', (code) => reject(new LaunchError(`the Temporal dev server exited (${code}) while starting: ${lastWords() || 'no output'}`)));
   });
   exited.catch(() => undefined);
   try {
@@ -112,7 +113,8 @@ export async function startDevTemporal(opts: DevTemporalOptions): Promise<DevTem
     await stopProcess(child);
     throw err;
   }
-  const watched = watchService(child, 'the Temporal dev server', () => stderr.trim().split('\n').slice(-2).join(' '));
+  stderr = ''; // from now on, what it says before an exit (not its start-up lines)
+  const watched = watchService(child, 'the Temporal dev server', lastWords);
   return {
     address: `127.0.0.1:${port}`,
     uiUrl: ui ? `http://127.0.0.1:${uiPort}` : undefined,

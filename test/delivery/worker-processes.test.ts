@@ -1,7 +1,8 @@
-import { mkdtempSync, openSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
+import { promisify } from 'node:util';
 import { describe, expect, inject, it } from 'vitest';
 import { startShiphookChild } from '../../src/launcher/child';
 import { freePort } from '../../src/launcher/ports';
@@ -59,10 +60,11 @@ describe('worker processes', () => {
   it('a worker waiting for an unreachable Temporal keeps its file descriptors from one attempt to the next', async () => {
     const iso = await isolatedSystem();
     const file = logFile(inject('logDir'), `worker-unreachable-${process.pid}`);
+    const out = openSync(file, 'a');
     const worker = startShiphookChild({
       command: 'worker',
       env: { ...shiphookProcessEnv(), ...TEST_ENV, LOG_LEVEL: 'debug', DATABASE_URL: iso.databaseUrl, TEMPORAL_ADDRESS: `127.0.0.1:${await freePort()}`, SHIPHOOK_TASK_QUEUE: iso.taskQueue },
-      output: [openSync(file, 'a'), openSync(file, 'a')],
+      output: [out, out],
     });
     worker.ready.catch(() => undefined); // it never gets there: stopped below
     const failures = () => readFileSync(file, 'utf8').split('\n').filter((l) => l.includes('connecting to Temporal failed')).length;
@@ -78,7 +80,18 @@ describe('worker processes', () => {
       expect(fourth - second).toBeLessThanOrEqual(1);
     } finally {
       await worker.stop();
+      closeSync(out);
       await iso.close();
     }
   }, 60_000);
+
+  it('a worker given an address that is not hostname[:port] says so and exits 1 at once (no retrying)', async () => {
+    const run = promisify(execFile)(process.execPath, [path.resolve('bin/shiphook.mjs'), 'worker'], {
+      env: { ...shiphookProcessEnv(), ...TEST_ENV, DATABASE_URL: 'postgres://nobody@127.0.0.1:1/none', TEMPORAL_ADDRESS: 'http://localhost:7233' },
+      timeout: 30_000,
+    });
+    const failed = (await run.then(() => undefined, (err: { code: number; stderr: string }) => err))!;
+    expect(failed.code).toBe(1);
+    expect(failed.stderr.trim()).toBe("shiphook worker: Invalid address for Temporal gRPC endpoint: expected URI of the form 'hostname' or 'hostname:port'; got 'http://localhost:7233'");
+  });
 });

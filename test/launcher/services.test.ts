@@ -23,11 +23,18 @@ it('the Temporal dev server: an exit nobody asked for is reported with its cause
   expect(await settled(stopped.died)).toBe('pending');
 }, 60_000);
 
-it('PostgreSQL: an exit nobody asked for is reported with its cause; stop() is not one', async () => {
+it('PostgreSQL: an exit nobody asked for is reported with its last words; stop() is not one', async () => {
+  // Shut down from outside (an operator's `pg_ctl stop`): its last words are the ones it wrote on the way out.
   const killed = await startEmbeddedPostgres(path.join(root, 'killed'), { persistent: false });
-  process.kill(await postmasterPid(killed.dataDir), 'SIGKILL');
-  expect(await killed.died).toMatch(/^PostgreSQL exited \(SIGKILL\): /);
+  process.kill(await postmasterPid(killed.dataDir), 'SIGTERM');
+  expect(await killed.died).toBe('PostgreSQL exited (0): database system is shut down');
   await killed.stop();
+
+  // Killed: it says nothing on the way out, and its start-up lines are not passed off as last words.
+  const crashed = await startEmbeddedPostgres(path.join(root, 'crashed'), { persistent: false });
+  process.kill(await postmasterPid(crashed.dataDir), 'SIGKILL');
+  expect(await crashed.died).toBe('PostgreSQL exited (SIGKILL): no output');
+  await crashed.stop();
 
   const stopped = await startEmbeddedPostgres(path.join(root, 'stopped'), { persistent: false });
   await stopped.stop();
