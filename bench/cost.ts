@@ -1,7 +1,7 @@
 import type { Client } from '@temporalio/client';
 import pg from 'pg';
 import { cpuSeconds, round, treeCpuSeconds } from './processes';
-import type { BenchSystem } from './system';
+import { type BenchSystem, benchDb } from './system';
 
 /**
  * Where a delivered event's time goes: CPU per process, SQL statements
@@ -14,8 +14,7 @@ export interface CostMeter {
 }
 
 export async function startCostMeter(sys: BenchSystem): Promise<CostMeter> {
-  const db = new pg.Client({ connectionString: sys.databaseUrl });
-  await db.connect();
+  const db = await benchDb(sys);
   const statements = await db
     .query('create extension if not exists pg_stat_statements')
     .then(() => db.query('select pg_stat_statements_reset()'))

@@ -118,7 +118,12 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
 
 const profileDir = values.profile ? path.resolve(`bench/results/profiles-${new Date().toISOString().replace(/[:.]/g, '-')}`) : undefined;
 if (profileDir) log(`CPU profiles of api and worker go to ${profileDir} (open them in Chrome DevTools)`);
-sys = await startBenchSystem(BASE_ENV, { profileDir });
+// A process that died makes every figure after it meaningless (and its waits may never end): stop.
+const died = (reason: string) => {
+  log(`${reason}; stopping the system, no results`);
+  void stopSystem().finally(() => process.exit(1));
+};
+sys = await startBenchSystem(BASE_ENV, { profileDir, onDied: died });
 const peak = peakSampler(sys.pids, 500);
 const results: Record<string, unknown> = {};
 const seconds: Record<string, number> = {};

@@ -1,9 +1,8 @@
-import pg from 'pg';
 import { replayAll, verifyEvents } from './client';
 import { lostOn, offer, replaySettleMs, settle, threeReceivers } from './delivery-scenarios';
 import { round, treeRssMb } from './processes';
 import { percentiles } from './receivers';
-import type { BenchSystem } from './system';
+import { type BenchSystem, benchDb } from './system';
 
 export interface SaturationOptions {
   /** Offered events/s: more than the system takes. */
@@ -44,8 +43,7 @@ export async function saturation(sys: BenchSystem, opts: SaturationOptions) {
   const failing = receivers[2]!;
   const healthy = receivers.slice(0, 2);
   failing.failWith = 500;
-  const db = new pg.Client({ connectionString: sys.databaseUrl });
-  await db.connect();
+  const db = await benchDb(sys);
   const now = () => performance.timeOrigin + performance.now();
   const sentAt = new Map<string, number>();
   const samples: Sample[] = [];

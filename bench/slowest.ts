@@ -1,7 +1,6 @@
 import { tsToMs } from '@temporalio/common/lib/time';
-import pg from 'pg';
 import { round } from './processes';
-import type { BenchSystem } from './system';
+import { type BenchSystem, benchDb } from './system';
 
 /**
  * Where the slowest events of a window spent their time, against the window's median
@@ -15,8 +14,7 @@ export async function slowestBreakdown(sys: BenchSystem, latencyById: Map<string
   if (byLatency.length === 0) return undefined;
   const slowest = byLatency.slice(0, n);
   const median = byLatency.slice(Math.floor(byLatency.length / 2) - Math.floor(n / 2)).slice(0, n);
-  const db = new pg.Client({ connectionString: sys.databaseUrl });
-  await db.connect();
+  const db = await benchDb(sys);
   try {
     const ids = [...slowest, ...median].map(([id]) => id);
     const { rows } = await db.query<{ id: string; created_at: Date }>('select id, created_at from events where id = any($1::text[])', [ids]);

@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
+import pg from 'pg';
 import type { ShiphookChild } from '../src/launcher/child';
 import { freePort } from '../src/launcher/ports';
 import { type ShiphookSystem, startSystem, type WorkerSpec } from '../src/launcher/system';
@@ -30,8 +31,11 @@ export interface BenchSystem {
   stop(): Promise<void>;
 }
 
-/** `profileDir`: api and worker write V8 CPU profiles there (`--cpu-prof`) when they stop. */
-export async function startBenchSystem(env: Record<string, string>, opts: { profileDir?: string } = {}): Promise<BenchSystem> {
+/**
+ * `profileDir`: api and worker write V8 CPU profiles there (`--cpu-prof`) when they stop.
+ * `onDied`: a process of the system (api, worker, PostgreSQL, Temporal) died after the start.
+ */
+export async function startBenchSystem(env: Record<string, string>, opts: { profileDir?: string; onDied?: (reason: string) => void } = {}): Promise<BenchSystem> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'shiphook-bench-'));
   let client: Client | undefined;
   let system: ShiphookSystem | undefined;
@@ -77,7 +81,7 @@ export async function startBenchSystem(env: Record<string, string>, opts: { prof
       workers: workers(),
       output: ['ignore', 'inherit'],
       nodeArgs: (label) => (opts.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${path.join(opts.profileDir, label)}`] : []),
-      onChildDied: (reason) => process.stderr.write(`[bench] ${reason}\n`),
+      onChildDied: (reason) => (opts.onDied ? opts.onDied(reason) : process.stderr.write(`[bench] ${reason}\n`)),
     });
     const sys = system;
     let [worker, retryWorker] = sys.workers as [ShiphookChild, ShiphookChild];
@@ -113,4 +117,16 @@ export async function startBenchSystem(env: Record<string, string>, opts: { prof
     await stop();
     throw err;
   }
+}
+
+/**
+ * A connection of the bench's own to the system's database (statement counts, event
+ * timings). Its errors surface in its queries; the listener keeps a server that goes
+ * away (the system stopping after a process died) from being an uncaught error.
+ */
+export async function benchDb(sys: { databaseUrl: string }): Promise<pg.Client> {
+  const db = new pg.Client({ connectionString: sys.databaseUrl });
+  db.on('error', () => undefined);
+  await db.connect();
+  return db;
 }
