@@ -40,8 +40,8 @@ export default async function setup(project: TestProject) {
     env: TEST_ENV,
     workers: [{ label: 'worker', role: 'all', env: { LOG_LEVEL: 'debug' } }],
     output: [out, out],
-    // A worker that dies fails the tests that need it; say why at once.
-    onChildDied: (reason) => process.stderr.write(`\n[global setup] ${reason}; see ${logFile(logDir, 'worker')}\n`),
+    // A worker or service that dies fails the tests that need it; say why at once (a worker's log has the rest).
+    onChildDied: (reason) => process.stderr.write(`\n[global setup] ${reason}${reason.startsWith('shiphook worker') ? `; see ${logFile(logDir, 'worker')}` : ''}\n`),
   }).catch((err) => {
     rmSync(dataDir, { recursive: true, force: true });
     throw err;
