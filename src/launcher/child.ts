@@ -151,12 +151,19 @@ export function stopProcess(child: ChildProcess, { signal = 'SIGTERM', graceMs =
   });
 }
 
+/** The last `maxChars` a process wrote to stderr (its "last words" when it fails). */
+export function stderrTail(child: ChildProcess, maxChars: number): { text(): string; clear(): void } {
+  let text = '';
+  child.stderr?.on('data', (d: Buffer) => { text = (text + d.toString()).slice(-maxChars); });
+  return { text: () => text, clear: () => void (text = '') };
+}
+
 /** A service process the launcher started (PostgreSQL, the Temporal dev server), watched for an exit nobody asked for. */
 export interface WatchedService {
-  /** Resolves with `<name> exited (<code or signal>): <its last words>` if it exits before `stopping()`; otherwise never. */
+  /** Resolves with `<name> exited (<code or signal>): <its last words>` if it exits other than by `stop()`; otherwise never. */
   died: Promise<string>;
-  /** Call before stopping it on purpose. */
-  stopping(): void;
+  /** Stops it on purpose (`stopProcess`): not a death. */
+  stop(opts?: Parameters<typeof stopProcess>[1]): Promise<void>;
 }
 
 export function watchService(child: ChildProcess, name: string, lastWords: () => string): WatchedService {
@@ -171,5 +178,11 @@ export function watchService(child: ChildProcess, name: string, lastWords: () =>
       resolve(`${name} exited (${signal ?? code}): ${lastWords() || 'no output'}`);
     });
   });
-  return { died, stopping: () => void (wanted = false) };
+  return {
+    died,
+    stop: (opts) => {
+      wanted = false;
+      return stopProcess(child, opts);
+    },
+  };
 }

