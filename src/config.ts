@@ -73,7 +73,8 @@ export interface Config {
      * Workflows kept in memory between tasks; bounds the worker's RSS. It must exceed
      * the task slots: a task runs only on a cached workflow, so with fewer places
      * than tasks, tasks wait for evictions (failure scenario at 100: p95 4.5 s; at 300:
-     * 358 ms). 300: worker ≤ 350 MB with 3,000 events waiting (bench/).
+     * 358 ms). 300: worker ≤ 350 MB with 3,000 events waiting (bench/). 0, the SDK's
+     * "no cache", is refused: it would run one workflow at a time (loadConfig).
      */
     cachedWorkflows: number;
     /**
@@ -109,6 +110,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const config = readConfig(env);
   if (config.adminToken !== undefined && config.adminToken.length < MIN_ADMIN_TOKEN_LENGTH) {
     throw new Error(`SHIPHOOK_ADMIN_TOKEN must be at least ${MIN_ADMIN_TOKEN_LENGTH} characters (e.g. \`openssl rand -hex 32\`)`);
+  }
+  if (config.worker.cachedWorkflows === 0) {
+    // The SDK's "no cache" (sdk-core: a cache of one, emptied after each task) makes a new
+    // run's first task wait until the running one has finished (bench/, README Performance).
+    throw new Error('SHIPHOOK_WORKER_CACHED_WORKFLOWS=0 would make the worker run one workflow at a time (the Temporal SDK then keeps room for one), so a slow endpoint would hold every other event back: set it larger than SHIPHOOK_WORKER_TASK_SLOTS');
   }
   if (config.worker.cachedWorkflows <= config.worker.workflowTaskSlots) {
     throw new Error('SHIPHOOK_WORKER_CACHED_WORKFLOWS must be larger than SHIPHOOK_WORKER_TASK_SLOTS (a workflow task runs only on a cached workflow)');

@@ -27,6 +27,10 @@ describe('config', () => {
     expect(loadConfig({ SHIPHOOK_WORKER_CACHED_WORKFLOWS: '300', SHIPHOOK_WORKER_TASK_SLOTS: '200' }).worker.cachedWorkflows).toBe(300);
   });
 
+  it('refuses no workflow cache at all, and says why (the SDK would run one workflow at a time)', () => {
+    expect(() => loadConfig({ SHIPHOOK_WORKER_CACHED_WORKFLOWS: '0' })).toThrow(/CACHED_WORKFLOWS=0 would make the worker run one workflow at a time/);
+  });
+
   it('refuses a malformed number', () => {
     expect(() => loadConfig({ PORT: 'eighty' })).toThrow(/PORT/);
     expect(() => loadConfig({ SHIPHOOK_RETRY_DELAYS: '5s,often' })).toThrow(/SHIPHOOK_RETRY_DELAYS/);
