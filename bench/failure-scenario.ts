@@ -18,6 +18,8 @@ export interface FailureOptions {
   /** Also measure a window while the first window's 5-minute retries come due (~6 min more). */
   secondWindow: boolean;
   settleMs: number;
+  /** How the failing endpoint fails: answers 500, or never answers (each attempt ends at the attempt timeout). */
+  failingEndpoint: '500' | 'hang';
 }
 
 /**
@@ -31,7 +33,8 @@ export async function failure(sys: BenchSystem, opts: FailureOptions) {
   const { acct, receivers } = await threeReceivers(sys, 'failure');
   const failing = receivers[2]!;
   const healthy = receivers.slice(0, 2);
-  failing.failWith = 500;
+  if (opts.failingEndpoint === 'hang') failing.hang = true;
+  else failing.failWith = 500;
   const load = { rate: opts.rate, seconds: opts.seconds, waitMs: opts.waitMs };
   try {
     await offer(sys, acct.userId, opts.rate, WARMUP_SECONDS, new Map()); // not measured, as in the latency scenario
@@ -64,6 +67,7 @@ export async function failure(sys: BenchSystem, opts: FailureOptions) {
     }
 
     failing.failWith = null;
+    failing.hang = false;
     const replayed = await replayAll(sys.origin, acct.userId, 'retrying');
     const settled = await settle(sys, replaySettleMs(replayed, opts.settleMs), acct.userId);
     const ids = [...first.ids, ...secondIds];

@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 /**
  * Local webhook receivers for the benchmark: record the first arrival time of each
  * event id (from the `webhook-id` header) and of its first 2XX, and answer 200, or
- * 500/503 while failing.
+ * 500/503 while failing, or nothing at all while hanging (the sender's timeout ends it).
  */
 export interface BenchReceiver {
   url: string;
@@ -16,11 +16,13 @@ export interface BenchReceiver {
   /** Event id → requests received for it (every attempt). */
   requestsById: Map<string, number>;
   failWith: number | null;
+  /** Never answers (takes the request and keeps the connection open). */
+  hang: boolean;
   close(): Promise<void>;
 }
 
 export async function startBenchReceiver(): Promise<BenchReceiver> {
-  const r: BenchReceiver = { url: '', firstSeen: new Map(), acknowledged: new Map(), requests: 0, requestsById: new Map(), failWith: null, close: async () => undefined };
+  const r: BenchReceiver = { url: '', firstSeen: new Map(), acknowledged: new Map(), requests: 0, requestsById: new Map(), failWith: null, hang: false, close: async () => undefined };
   const server: Server = createServer((req, res) => {
     const at = performance.timeOrigin + performance.now();
     req.resume();
@@ -29,6 +31,7 @@ export async function startBenchReceiver(): Promise<BenchReceiver> {
       const id = String(req.headers['webhook-id'] ?? '');
       if (id && !r.firstSeen.has(id)) r.firstSeen.set(id, at);
       if (id) r.requestsById.set(id, (r.requestsById.get(id) ?? 0) + 1);
+      if (r.hang) return;
       if (r.failWith) {
         res.writeHead(r.failWith).end();
         return;

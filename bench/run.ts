@@ -26,7 +26,7 @@ import { type BenchSystem, startBenchSystem } from './system';
  * when a correctness check fails (an event lost or not completed); a performance
  * target not met does not change the exit code.
  */
-const USAGE = 'npm run bench -- [--quick] [--only floor,burst,latency,api,failure,retry,saturation,ceiling,backlog] [--events N] [--rate R] [--seconds S] [--failure-second-window] [--api-seconds S] [--retry-events N] [--saturation-rate R] [--saturation-seconds S] [--backlog M] [--backlog-delay 2m] [--backlog-fill S] [--profile]';
+const USAGE = 'npm run bench -- [--quick] [--only floor,burst,latency,api,failure,retry,saturation,ceiling,backlog] [--events N] [--rate R] [--seconds S] [--failure-second-window] [--failing-endpoint 500|hang] [--attempt-timeout 15s] [--api-seconds S] [--retry-events N] [--saturation-rate R] [--saturation-seconds S] [--backlog M] [--backlog-delay 2m] [--backlog-fill S] [--profile]';
 const { values } = parseArgs({
   options: {
     quick: { type: 'boolean' },
@@ -42,6 +42,8 @@ const { values } = parseArgs({
     backlog: { type: 'string' }, // backlog size M
     'backlog-delay': { type: 'string' }, // retry delay while the backlog waits
     'backlog-fill': { type: 'string' }, // seconds allowed for publishing the backlog and its first attempts
+    'failing-endpoint': { type: 'string' }, // failure: 500 (default) or hang (never answers)
+    'attempt-timeout': { type: 'string' }, // the engine's SHIPHOOK_ATTEMPT_TIMEOUT (default 5s; production's is 15s)
     profile: { type: 'boolean' }, // api and worker write CPU profiles to bench/results/profiles-<date>/
     help: { type: 'boolean' },
   },
@@ -91,7 +93,12 @@ const budget = {
 
 // The production retry schedule (5s, 5m, 30m, …): the failure scenario measures what a
 // failing endpoint costs in production, then replays what still waits. The backlog sets its own.
-const BASE_ENV = { SHIPHOOK_ATTEMPT_TIMEOUT: '5s', SHIPHOOK_DISABLE_AFTER_FAILURES: '1000000' };
+const BASE_ENV = { SHIPHOOK_ATTEMPT_TIMEOUT: values['attempt-timeout'] ?? '5s', SHIPHOOK_DISABLE_AFTER_FAILURES: '1000000' };
+const failingEndpoint = values['failing-endpoint'] ?? '500';
+if (failingEndpoint !== '500' && failingEndpoint !== 'hang') {
+  console.error(`--failing-endpoint must be 500 or hang\n${USAGE}`);
+  process.exit(2);
+}
 type Percentiles = { p50: number; p95: number; p99: number };
 /** The failure scenario's healthy-receiver latency against the latency scenario's (same load, no failing URL). */
 const vsLatency = (p: Percentiles, base: Percentiles | undefined) => {
@@ -153,7 +160,7 @@ try {
   await step('latency', (s) => latency(s, load));
   await step('api', (s) => apiThroughput(s, sizes.apiSeconds));
   await step('failure', async (s) => {
-    const f = await failure(s, { ...load, secondWindow: !quick || values['failure-second-window'] === true, settleMs: budget.replaySettle });
+    const f = await failure(s, { ...load, secondWindow: !quick || values['failure-second-window'] === true, settleMs: budget.replaySettle, failingEndpoint });
     const base = (results.latency as { latency_ms?: Percentiles } | undefined)?.latency_ms;
     const second = f.while_earlier_retries_due;
     return {

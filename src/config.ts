@@ -67,13 +67,18 @@ export interface Config {
      * from their own task queue, so they can run at a lower priority or on other machines).
      */
     role: WorkerRole;
-    /** Workflow tasks one worker runs at once; eager starts need a free one. */
+    /**
+     * Workflow tasks one worker runs at once; eager starts need a free one. A first
+     * attempt holds its event's task (and a place in the cache) until its slowest URL
+     * answers, so against an endpoint that hangs a worker sustains slots ÷ attempt
+     * timeout events/s: 200 was 13 events/s at the 15 s timeout (bench/, --failing-endpoint hang).
+     */
     workflowTaskSlots: number;
     /**
      * Workflows kept in memory between tasks; bounds the worker's RSS. It must exceed
      * the task slots: a task runs only on a cached workflow, so with fewer places
      * than tasks, tasks wait for evictions (failure scenario at 100: p95 4.5 s; at 300:
-     * 358 ms). 300: worker ≤ 350 MB with 3,000 events waiting (bench/). 0, the SDK's
+     * 358 ms). 600 (above 500 slots): ~0.3 MB a cached run, so ~200 MB when full. 0, the SDK's
      * "no cache", is refused: it would run one workflow at a time (loadConfig).
      */
     cachedWorkflows: number;
@@ -83,6 +88,13 @@ export interface Config {
      * waits: at 20 failing events/s with the 5 s first retry, ~100 slots.
      */
     retrySlots: number;
+    /**
+     * First attempts (local activities, one per event for all its URLs) one worker runs at
+     * once. Each holds its slot until its slowest URL answers or times out, so a worker
+     * sustains at most slots ÷ attempt timeout events/s against an endpoint that hangs:
+     * the SDK's default of 100 with the 15 s timeout is 6.7 events/s for everyone.
+     */
+    firstAttemptSlots: number;
     /** A prebuilt workflow bundle (`shiphook bundle-workflows FILE`); unset: built at start. */
     workflowBundle?: string;
     /** The SDK's per-call deadlock watchdog and promise stack traces (off: src/temporal/workflow-sandbox.ts). */
@@ -161,9 +173,10 @@ function readConfig(env: NodeJS.ProcessEnv): Config {
     testTrackerStepMs: duration(env.SHIPHOOK_TEST_TRACKER_STEP || '1m', 'SHIPHOOK_TEST_TRACKER_STEP'),
     worker: {
       role: oneOf(env.SHIPHOOK_WORKER_ROLE, WORKER_ROLES, 'all', 'SHIPHOOK_WORKER_ROLE'),
-      workflowTaskSlots: int(env.SHIPHOOK_WORKER_TASK_SLOTS, 200, 'SHIPHOOK_WORKER_TASK_SLOTS'),
-      cachedWorkflows: int(env.SHIPHOOK_WORKER_CACHED_WORKFLOWS, 300, 'SHIPHOOK_WORKER_CACHED_WORKFLOWS'),
+      workflowTaskSlots: int(env.SHIPHOOK_WORKER_TASK_SLOTS, 500, 'SHIPHOOK_WORKER_TASK_SLOTS'),
+      cachedWorkflows: int(env.SHIPHOOK_WORKER_CACHED_WORKFLOWS, 600, 'SHIPHOOK_WORKER_CACHED_WORKFLOWS'),
       retrySlots: int(env.SHIPHOOK_WORKER_RETRY_SLOTS, 1000, 'SHIPHOOK_WORKER_RETRY_SLOTS'),
+      firstAttemptSlots: int(env.SHIPHOOK_WORKER_FIRST_ATTEMPT_SLOTS, 1000, 'SHIPHOOK_WORKER_FIRST_ATTEMPT_SLOTS'),
       workflowBundle: env.SHIPHOOK_WORKFLOW_BUNDLE || undefined,
       workflowDiagnostics: bool(env.SHIPHOOK_WORKFLOW_DIAGNOSTICS, 'SHIPHOOK_WORKFLOW_DIAGNOSTICS'),
       httpPort: int(env.SHIPHOOK_WORKER_HTTP_PORT, 9464, 'SHIPHOOK_WORKER_HTTP_PORT'),

@@ -76,6 +76,7 @@ export async function createWorker(config: Config, db: Db) {
         // An eager start is only taken while a workflow task slot is free.
         maxConcurrentWorkflowTaskExecutions: config.worker.workflowTaskSlots,
         maxCachedWorkflows: config.worker.cachedWorkflows,
+        maxConcurrentLocalActivityExecutions: config.worker.firstAttemptSlots,
         interceptors: { activity: [deliveryLogIds] },
         // Not a public option of the SDK's types: see workflow-sandbox.ts.
         ...(sandbox as object),

@@ -36,6 +36,28 @@ describe('worker processes', () => {
     }
   });
 
+  it('an endpoint that never answers does not hold other endpoints’ first attempts back (more events in flight than 100 local activities or 200 workflow tasks, the earlier limits)', async () => {
+    const iso = await isolatedSystem();
+    const healthy = await startReceiver();
+    const hanging = await startReceiver(() => undefined); // takes the request, never answers
+    const events = 230;
+    try {
+      const acct = await createAccount(iso.api);
+      await webhook(iso.api, acct.testKey, healthy.url);
+      await webhook(iso.api, acct.testKey, hanging.url);
+      // Every first attempt waits the whole timeout for the hanging URL, holding its slots meanwhile.
+      await iso.worker({ env: { SHIPHOOK_ATTEMPT_TIMEOUT: '60s' } });
+      for (let i = 0; i < events; i++) await publish(iso.api, acct.user.id, 'test');
+      // Well inside the 60 s: with 100 first attempts (or 200 workflow tasks) at a time, the rest would wait for it.
+      await healthy.waitFor(events, 30_000);
+      expect(new Set(healthy.deliveries.map((d) => d.json.id)).size).toBe(events);
+    } finally {
+      await healthy.close();
+      await hanging.close();
+      await iso.close();
+    }
+  }, 120_000);
+
   it('a worker runs from a prebuilt workflow bundle (SHIPHOOK_WORKFLOW_BUNDLE, as the container image does)', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'shiphook-bundle-'));
     const bundle = path.join(dir, 'workflow-bundle.js');
