@@ -68,10 +68,12 @@ export interface Config {
      */
     role: WorkerRole;
     /**
-     * Workflow tasks one worker runs at once; eager starts need a free one. A first
-     * attempt holds its event's task (and a place in the cache) until its slowest URL
-     * answers, so against an endpoint that hangs a worker sustains slots ÷ attempt
-     * timeout events/s: 200 was 13 events/s at the 15 s timeout (bench/, --failing-endpoint hang).
+     * Workflow tasks one worker runs at once; eager starts need a free one. Also the
+     * first attempts it runs at once (each is one local activity inside its event's
+     * task). A first attempt holds its task, its local activity slot and a place in
+     * the cache until its slowest URL answers, so against an endpoint that hangs a
+     * worker sustains slots ÷ attempt timeout events/s: with 200 tasks and the SDK's
+     * 100 local activities, 6.7 events/s at the 15 s timeout (bench/, --failing-endpoint hang).
      */
     workflowTaskSlots: number;
     /**
@@ -88,13 +90,6 @@ export interface Config {
      * waits: at 20 failing events/s with the 5 s first retry, ~100 slots.
      */
     retrySlots: number;
-    /**
-     * First attempts (local activities, one per event for all its URLs) one worker runs at
-     * once. Each holds its slot until its slowest URL answers or times out, so a worker
-     * sustains at most slots ÷ attempt timeout events/s against an endpoint that hangs:
-     * the SDK's default of 100 with the 15 s timeout is 6.7 events/s for everyone.
-     */
-    firstAttemptSlots: number;
     /** A prebuilt workflow bundle (`shiphook bundle-workflows FILE`); unset: built at start. */
     workflowBundle?: string;
     /** The SDK's per-call deadlock watchdog and promise stack traces (off: src/temporal/workflow-sandbox.ts). */
@@ -122,6 +117,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const config = readConfig(env);
   if (config.adminToken !== undefined && config.adminToken.length < MIN_ADMIN_TOKEN_LENGTH) {
     throw new Error(`SHIPHOOK_ADMIN_TOKEN must be at least ${MIN_ADMIN_TOKEN_LENGTH} characters (e.g. \`openssl rand -hex 32\`)`);
+  }
+  if (config.worker.workflowTaskSlots < 2) {
+    throw new Error('SHIPHOOK_WORKER_TASK_SLOTS must be at least 2 (with fewer the worker would run no first attempt, or one at a time)');
   }
   if (config.worker.cachedWorkflows === 0) {
     // The SDK's "no cache" (sdk-core: a cache of one, emptied after each task) makes a new
@@ -176,7 +174,6 @@ function readConfig(env: NodeJS.ProcessEnv): Config {
       workflowTaskSlots: int(env.SHIPHOOK_WORKER_TASK_SLOTS, 500, 'SHIPHOOK_WORKER_TASK_SLOTS'),
       cachedWorkflows: int(env.SHIPHOOK_WORKER_CACHED_WORKFLOWS, 600, 'SHIPHOOK_WORKER_CACHED_WORKFLOWS'),
       retrySlots: int(env.SHIPHOOK_WORKER_RETRY_SLOTS, 1000, 'SHIPHOOK_WORKER_RETRY_SLOTS'),
-      firstAttemptSlots: int(env.SHIPHOOK_WORKER_FIRST_ATTEMPT_SLOTS, 1000, 'SHIPHOOK_WORKER_FIRST_ATTEMPT_SLOTS'),
       workflowBundle: env.SHIPHOOK_WORKFLOW_BUNDLE || undefined,
       workflowDiagnostics: bool(env.SHIPHOOK_WORKFLOW_DIAGNOSTICS, 'SHIPHOOK_WORKFLOW_DIAGNOSTICS'),
       httpPort: int(env.SHIPHOOK_WORKER_HTTP_PORT, 9464, 'SHIPHOOK_WORKER_HTTP_PORT'),

@@ -76,7 +76,9 @@ export async function createWorker(config: Config, db: Db) {
         // An eager start is only taken while a workflow task slot is free.
         maxConcurrentWorkflowTaskExecutions: config.worker.workflowTaskSlots,
         maxCachedWorkflows: config.worker.cachedWorkflows,
-        maxConcurrentLocalActivityExecutions: config.worker.firstAttemptSlots,
+        // A first attempt is one local activity inside its event's task: as many as tasks
+        // (the SDK's default of 100 held every event back behind an endpoint that hangs).
+        maxConcurrentLocalActivityExecutions: config.worker.workflowTaskSlots,
         interceptors: { activity: [deliveryLogIds] },
         // Not a public option of the SDK's types: see workflow-sandbox.ts.
         ...(sandbox as object),

@@ -7,7 +7,9 @@
  * - --max-old-space-size=384: without it V8 sizes heaps from the machine's memory
  *   (GBs) and collects lazily; this bounds both the main and the workflow thread.
  *   Worker peak 458 → 312 MB with 3,000 events waiting, same throughput; the heap in
- *   use peaks near 110 MB. Raise it for events with very large `result`s.
+ *   use peaked near 110 MB with the cache of 300 then (~0.3 MB more per cached run: a
+ *   worker with thousands of task slots needs more). Raise it for events with very
+ *   large `result`s.
  */
 export const HEAP_LIMIT_MB = 384;
 

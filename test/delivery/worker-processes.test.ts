@@ -46,10 +46,12 @@ describe('worker processes', () => {
       await webhook(iso.api, acct.testKey, healthy.url);
       await webhook(iso.api, acct.testKey, hanging.url);
       // Every first attempt waits the whole timeout for the hanging URL, holding its slots meanwhile.
-      await iso.worker({ env: { SHIPHOOK_ATTEMPT_TIMEOUT: '60s' } });
+      await iso.worker({ env: { SHIPHOOK_ATTEMPT_TIMEOUT: '120s' } });
+      const started = Date.now();
       for (let i = 0; i < events; i++) await publish(iso.api, acct.user.id, 'test');
-      // Well inside the 60 s: with 100 first attempts (or 200 workflow tasks) at a time, the rest would wait for it.
-      await healthy.waitFor(events, 30_000);
+      // Well inside the 120 s from the first publish: with 100 first attempts (or 200 workflow
+      // tasks) at a time, the rest would wait for the first ones to time out.
+      await healthy.waitFor(events, started + 60_000 - Date.now());
       expect(new Set(healthy.deliveries.map((d) => d.json.id)).size).toBe(events);
     } finally {
       await healthy.close();

@@ -27,8 +27,10 @@ describe('config', () => {
     expect(loadConfig({ SHIPHOOK_WORKER_CACHED_WORKFLOWS: '300', SHIPHOOK_WORKER_TASK_SLOTS: '200' }).worker.cachedWorkflows).toBe(300);
   });
 
-  it('refuses no workflow cache at all, and says why (the SDK would run one workflow at a time)', () => {
+  it('refuses no workflow cache at all, and fewer than two task slots, and says why', () => {
     expect(() => loadConfig({ SHIPHOOK_WORKER_CACHED_WORKFLOWS: '0' })).toThrow(/CACHED_WORKFLOWS=0 would make the worker run one workflow at a time/);
+    expect(() => loadConfig({ SHIPHOOK_WORKER_TASK_SLOTS: '0' })).toThrow(/TASK_SLOTS must be at least 2/);
+    expect(() => loadConfig({ SHIPHOOK_WORKER_TASK_SLOTS: '1' })).toThrow(/TASK_SLOTS must be at least 2/);
   });
 
   it('refuses a malformed number', () => {
