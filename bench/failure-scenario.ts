@@ -33,8 +33,7 @@ export async function failure(sys: BenchSystem, opts: FailureOptions) {
   const { acct, receivers } = await threeReceivers(sys, 'failure');
   const failing = receivers[2]!;
   const healthy = receivers.slice(0, 2);
-  if (opts.failingEndpoint === 'hang') failing.hang = true;
-  else failing.failWith = 500;
+  failing.failWith = opts.failingEndpoint === 'hang' ? 'hang' : 500;
   const load = { rate: opts.rate, seconds: opts.seconds, waitMs: opts.waitMs };
   try {
     await offer(sys, acct.userId, opts.rate, WARMUP_SECONDS, new Map()); // not measured, as in the latency scenario
@@ -67,7 +66,6 @@ export async function failure(sys: BenchSystem, opts: FailureOptions) {
     }
 
     failing.failWith = null;
-    failing.hang = false;
     const replayed = await replayAll(sys.origin, acct.userId, 'retrying');
     const settled = await settle(sys, replaySettleMs(replayed, opts.settleMs), acct.userId);
     const ids = [...first.ids, ...secondIds];

@@ -15,14 +15,13 @@ export interface BenchReceiver {
   requests: number;
   /** Event id → requests received for it (every attempt). */
   requestsById: Map<string, number>;
-  failWith: number | null;
-  /** Never answers (takes the request and keeps the connection open). */
-  hang: boolean;
+  /** While set: the status to answer, or `'hang'` to take the request and never answer. */
+  failWith: number | 'hang' | null;
   close(): Promise<void>;
 }
 
 export async function startBenchReceiver(): Promise<BenchReceiver> {
-  const r: BenchReceiver = { url: '', firstSeen: new Map(), acknowledged: new Map(), requests: 0, requestsById: new Map(), failWith: null, hang: false, close: async () => undefined };
+  const r: BenchReceiver = { url: '', firstSeen: new Map(), acknowledged: new Map(), requests: 0, requestsById: new Map(), failWith: null, close: async () => undefined };
   const server: Server = createServer((req, res) => {
     const at = performance.timeOrigin + performance.now();
     req.resume();
@@ -31,7 +30,7 @@ export async function startBenchReceiver(): Promise<BenchReceiver> {
       const id = String(req.headers['webhook-id'] ?? '');
       if (id && !r.firstSeen.has(id)) r.firstSeen.set(id, at);
       if (id) r.requestsById.set(id, (r.requestsById.get(id) ?? 0) + 1);
-      if (r.hang) return;
+      if (r.failWith === 'hang') return;
       if (r.failWith) {
         res.writeHead(r.failWith).end();
         return;
