@@ -3,6 +3,7 @@ import { writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { log } from '../log';
+import { NODE_FLAGS } from './process-env';
 
 const CLI = fileURLToPath(new URL('../../bin/shiphook.mjs', import.meta.url));
 
@@ -27,7 +28,7 @@ export interface ShiphookChildOptions {
   /** For logs and messages: `api`, `worker`, `worker-retries`. */
   label?: string;
   env: NodeJS.ProcessEnv;
-  /** Extra node flags (the bench's CPU profiles). */
+  /** Node flags beside NODE_FLAGS (the bench's CPU profiles). */
   nodeArgs?: string[];
   /** CPU priority (the bench runs the retries worker at 10). */
   nice?: number;
@@ -66,7 +67,7 @@ export function startShiphookChild(opts: ShiphookChildOptions): ShiphookChild {
   let ready!: Promise<ReadyMessage>;
 
   const launch = () => {
-    const child = spawn(process.execPath, [...(opts.nodeArgs ?? []), CLI, opts.command], {
+    const child = spawn(process.execPath, [...NODE_FLAGS, ...(opts.nodeArgs ?? []), CLI, opts.command], {
       env: opts.env,
       detached: true,
       stdio: ['ignore', ...(opts.output ?? ['inherit', 'inherit']), 'ipc'] as StdioOptions,
