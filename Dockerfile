@@ -22,6 +22,6 @@ COPY tsconfig.json ./
 RUN node bin/shiphook.mjs bundle-workflows /app/workflow-bundle.js
 ENV SHIPHOOK_WORKFLOW_BUNDLE=/app/workflow-bundle.js
 USER node
-# Node flags: NODE_FLAGS in src/launcher/process-env.ts (V8 takes them only here, not in NODE_OPTIONS).
+# Node flags: NODE_FLAGS in src/launcher/process-env.ts (Node accepts them only here, not in NODE_OPTIONS).
 ENTRYPOINT ["node", "--single-threaded-gc", "bin/shiphook.mjs"]
 CMD ["api"]

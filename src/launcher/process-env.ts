@@ -14,18 +14,18 @@
 export const HEAP_LIMIT_MB = 384;
 
 /**
- * Node flags of every shiphook process (api and worker), on its command line: V8 takes
- * them neither from NODE_OPTIONS nor once the process runs. The image's ENTRYPOINT
- * carries the same.
+ * Node flags of every shiphook process (api and worker), on its command line: Node
+ * refuses them in NODE_OPTIONS, and V8 aborts when they are set once the process runs.
+ * The image's ENTRYPOINT carries the same.
  *
  * - --single-threaded-gc: V8 collects garbage on the thread that allocates, instead of
  *   sharing each pause with helper threads and marking and sweeping on background
  *   threads (four per process by default). Where the cores are shared with other busy
  *   processes (api and worker beside Temporal and PostgreSQL, a small pod), those
- *   threads compete with the rest of the system for the cores and a pause waits for a
- *   helper that is not running. With one of three endpoints failing at 20 events/s the
+ *   threads compete with the rest of the system for the cores, and a pause can wait for
+ *   a helper that is not running. With one of three endpoints failing at 20 events/s the
  *   healthy p99 was 39–44 ms with V8's default and 29–34 ms with this flag (six
- *   interleaved pairs), for the same CPU per event (README, Performance). On a host
+ *   interleaved pairs), for about the same CPU per event (README, Performance). On a host
  *   whose cores a process has to itself, parallel collection shortens pauses instead:
  *   start it without the flag.
  */
