@@ -23,11 +23,10 @@ export const HEAP_LIMIT_MB = 384;
  *   threads (four per process by default). Where the cores are shared with other busy
  *   processes (api and worker beside Temporal and PostgreSQL, a small pod), those
  *   threads compete with the rest of the system for the cores, and a pause can wait for
- *   a helper that is not running. With one of three endpoints failing at 20 events/s the
- *   healthy p99 was 39–44 ms with V8's default and 29–34 ms with this flag (six
- *   interleaved pairs), for about the same CPU per event (README, Performance). On a host
- *   whose cores a process has to itself, parallel collection shortens pauses instead:
- *   start it without the flag.
+ *   a helper that is not running. The measured effect (a failing endpoint's cost to the
+ *   healthy p99, at about the same CPU) is in the README, Performance. On a host whose
+ *   cores a process has to itself, parallel collection shortens pauses instead: start it
+ *   without the flag.
  */
 export const NODE_FLAGS: readonly string[] = ['--single-threaded-gc'];
 
