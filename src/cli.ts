@@ -1,5 +1,5 @@
 import { loadConfig } from './config';
-import { log, setLogLevel } from './log';
+import { logCrashesAndExit, setLogLevel } from './log';
 
 const USAGE = `usage: shiphook <command>
 
@@ -18,12 +18,7 @@ const USAGE = `usage: shiphook <command>
 const [command, ...args] = process.argv.slice(2);
 const config = loadConfig();
 setLogLevel(config.logLevel);
-// A crash is one JSON line (message and stack, masked), not Node's dump of the objects
-// involved (a pg client's dump holds its connection password).
-process.on('uncaughtException', (err) => {
-  log.error('uncaught exception; exiting', { error: err });
-  process.exit(1);
-});
+logCrashesAndExit();
 
 // Each command loads only what it needs: the api never loads the Temporal worker (its
 // native bridge and webpack) just because the worker command exists.
