@@ -1,5 +1,5 @@
 import { loadConfig } from './config';
-import { logCrashesAndExit, setLogLevel } from './log';
+import { log, setLogLevel } from './log';
 
 const USAGE = `usage: shiphook <command>
 
@@ -18,7 +18,12 @@ const USAGE = `usage: shiphook <command>
 const [command, ...args] = process.argv.slice(2);
 const config = loadConfig();
 setLogLevel(config.logLevel);
-logCrashesAndExit();
+// A crash is one JSON line (message and stack, masked), not Node's dump of the objects
+// involved (a pg client's dump holds its connection password).
+process.on('uncaughtException', (err) => {
+  log.error('uncaught exception; exiting', { error: err });
+  process.exit(1);
+});
 
 // Each command loads only what it needs: the api never loads the Temporal worker (its
 // native bridge and webpack) just because the worker command exists.

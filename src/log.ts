@@ -93,15 +93,3 @@ export const log = {
   warn: (msg: string, fields?: Fields) => logger.warn(fields ?? {}, maskSecrets(msg)),
   error: (msg: string, fields?: Fields) => logger.error(fields ?? {}, maskSecrets(msg)),
 };
-
-/**
- * A crash is one JSON line (message and stack, masked), then exit 1: not Node's dump of
- * the objects involved (a pg client's dump holds its connection password). Unhandled
- * rejections end here too (Node's default, and the Temporal SDK's handler rethrows them).
- */
-export function logCrashesAndExit(): void {
-  process.on('uncaughtException', (err) => {
-    log.error('uncaught exception; exiting', { error: err });
-    process.exit(1);
-  });
-}

@@ -3,21 +3,10 @@ import { createRequire } from 'node:module';
 import { log } from '../log';
 
 /**
- * How the Temporal SDK runs workflows, and what shiphook changes
- * (patches/@temporalio+worker+*.patch, applied by `npm install` through patch-package;
- * bench figures in the README, Performance):
+ * What the Temporal SDK's workflow sandbox does on every call into a workflow, and
+ * what shiphook turns off (patches/@temporalio+worker+*.patch, applied by
+ * `npm install` through patch-package; bench figures in the README, Performance):
  *
- * - Workflows run on the worker's main thread (the SDK's `debugMode`), not on a
- *   thread of their own: no copy of every activation and completion between two
- *   threads, one heap and one thread fewer wanting the cores. The SDK installs two
- *   process-wide handlers there, which the patch tames: its `unhandledRejection`
- *   handler printed the raw error of any rejection outside a workflow (a pg
- *   client's holds its password) and now prints only the run id, leaving the error
- *   to the process's crash handler (masked); and its `Error.prepareStackTrace`,
- *   which would replace the process's source-mapped stack traces, is skipped with
- *   stack traces off (below). A workflow that spun would now stop the whole
- *   process rather than its thread: the health endpoint stops answering, which a
- *   liveness probe sees.
  * - Deadlock detection: the SDK passes a 5 s `timeout` to every `vm` call into a
  *   workflow, and Node enforces a `vm` timeout by creating and joining a watchdog
  *   thread per call (~80 µs of CPU each, several calls per workflow task). The patch
@@ -26,32 +15,35 @@ import { log } from '../log';
  *   10 s workflow-task timeout still shows it in the UI.
  * - Stack traces: a promise hook takes a source-mapped stack trace of every
  *   Promise a workflow creates, for the `__stack_trace` query (the UI's "Stack
- *   Trace" tab). The patch lets TEMPORAL_WORKFLOW_STACK_TRACES=off skip the hook
- *   and the stack-trace override it needs; the UI still shows every pending
- *   activity and timer, and a workflow's own errors keep the bundle's positions.
+ *   Trace" tab). The patch lets TEMPORAL_WORKFLOW_STACK_TRACES=off skip the hook;
+ *   the UI still shows every pending activity and timer.
  *
- * SHIPHOOK_WORKFLOW_DIAGNOSTICS=true keeps all of it as the SDK ships it (workflow
- * thread, watchdog, stack traces); so does an install without the patch.
+ * The workflow thread stays. The SDK's `debugMode` would run workflows on the main
+ * thread (~0.5 ms less worker CPU per event: README, Performance), but there it
+ * installs a process-wide `unhandledRejection` handler that prints the raw error of
+ * any rejection outside a workflow (a pg client's holds its password) and replaces
+ * `Error.prepareStackTrace` for the whole process.
+ *
+ * SHIPHOOK_WORKFLOW_DIAGNOSTICS=true keeps both, as the SDK ships them.
  */
-export function workflowSandboxOptions(diagnostics: boolean): { isolateExecutionTimeout?: number; debugMode?: boolean } {
+export function workflowSandboxOptions(diagnostics: boolean): { isolateExecutionTimeout?: number } {
   if (diagnostics) {
     delete process.env.TEMPORAL_WORKFLOW_STACK_TRACES;
     return {};
   }
   if (!sandboxPatchApplied()) {
-    // Without the patch a 0 timeout would fail every workflow task, and the main thread would get the SDK's raw handlers.
-    log.warn('the Temporal worker patch is not applied (run `npm install`, which runs patch-package): workflows keep their own thread, watchdog threads and stack traces');
+    // Without the patch a 0 timeout would fail every workflow task: keep the SDK's defaults.
+    log.warn('the Temporal worker patch is not applied (run `npm install`, which runs patch-package): workflow calls keep their watchdog threads and stack traces');
     return {};
   }
-  // Read when the worker creates its workflow sandbox, after this.
+  // Worker threads copy the environment when they are created, after this.
   process.env.TEMPORAL_WORKFLOW_STACK_TRACES = 'off';
-  return { isolateExecutionTimeout: 0, debugMode: true };
+  return { isolateExecutionTimeout: 0 };
 }
 
 /** Whether patches/ reached the installed SDK (a `--ignore-scripts` install skips it). */
 export function sandboxPatchApplied(): boolean {
   const require = createRequire(import.meta.url);
   const file = (name: string) => readFileSync(require.resolve(`@temporalio/worker/lib/workflow/${name}`), 'utf8');
-  const shared = file('vm-shared.js');
-  return file('reusable-vm.js').includes('timeout: isolateExecutionTimeoutMs || undefined') && shared.includes("TEMPORAL_WORKFLOW_STACK_TRACES !== 'off') {") && shared.includes('a Workflow Run\', { runId });');
+  return file('reusable-vm.js').includes('timeout: isolateExecutionTimeoutMs || undefined') && file('vm-shared.js').includes('TEMPORAL_WORKFLOW_STACK_TRACES');
 }

@@ -73,11 +73,11 @@ describe('operators in the Temporal UI', () => {
 });
 
 describe('the workflow sandbox (src/temporal/workflow-sandbox.ts)', () => {
-  it('npm install applied patches/ to the Temporal worker, so workflows run on the main thread without a watchdog', () => {
+  it('npm install applied patches/ to the Temporal worker, so workflow calls can go without a watchdog', () => {
     expect(sandboxPatchApplied()).toBe(true);
     const before = process.env.TEMPORAL_WORKFLOW_STACK_TRACES;
     try {
-      expect(workflowSandboxOptions(false)).toEqual({ isolateExecutionTimeout: 0, debugMode: true });
+      expect(workflowSandboxOptions(false)).toEqual({ isolateExecutionTimeout: 0 });
       expect(process.env.TEMPORAL_WORKFLOW_STACK_TRACES).toBe('off');
       expect(workflowSandboxOptions(true)).toEqual({});
       expect(process.env.TEMPORAL_WORKFLOW_STACK_TRACES).toBeUndefined();
