@@ -23,5 +23,5 @@ RUN node bin/shiphook.mjs bundle-workflows /app/workflow-bundle.js
 ENV SHIPHOOK_WORKFLOW_BUNDLE=/app/workflow-bundle.js
 USER node
 # Node flags: NODE_FLAGS in src/launcher/process-env.ts (Node accepts them only here, not in NODE_OPTIONS).
-ENTRYPOINT ["node", "--single-threaded-gc", "bin/shiphook.mjs"]
+ENTRYPOINT ["node", "--single-threaded-gc", "--no-flush-bytecode", "--no-memory-reducer", "bin/shiphook.mjs"]
 CMD ["api"]

@@ -8,8 +8,8 @@ import { TEST_ENV } from '../support/test-config';
 // Node takes these flags only on the command line (not from NODE_OPTIONS; V8 aborts when
 // they are set at run time), so the two ways shiphook starts its processes must each pass them.
 
-it('the launcher starts api and workers with the node flags (V8 collecting on one thread)', async () => {
-  expect(NODE_FLAGS).toContain('--single-threaded-gc');
+it('the launcher starts api and workers with the node flags (V8 collecting on one thread, keeping compiled code)', async () => {
+  expect(NODE_FLAGS).toEqual(expect.arrayContaining(['--single-threaded-gc', '--no-flush-bytecode', '--no-memory-reducer']));
   // Services nobody listens on: the process need not get far. Its command line is read
   // right after the spawn (which returns once it has exec'd), before the event loop
   // could reap it.
