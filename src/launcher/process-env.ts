@@ -27,13 +27,13 @@ export const HEAP_LIMIT_MB = 384;
  *   healthy p99, at about the same CPU) is in the README, Performance. On a host whose
  *   cores a process has to itself, parallel collection shortens pauses instead: start it
  *   without the flag.
- * - --no-flush-bytecode, --no-memory-reducer: keep compiled code through quiet minutes.
- *   By default V8 collects the heap a few times while a process is idle (the memory
- *   reducer) and drops the bytecode of every function not run for five collections,
- *   so the first events after a pause compile their code again while they wait (and
- *   webhook traffic comes in bursts). The cost is the
- *   memory a quiet process would have given back (the heap stays bounded by
- *   HEAP_LIMIT_MB). Measured in the README, Performance.
+ * - --no-flush-bytecode, --no-memory-reducer: keep compiled code and heap sizes through
+ *   quiet minutes. By default V8 collects an idle process's heap to shrink it (the
+ *   memory reducer) and drops the bytecode of functions not run for five collections;
+ *   webhook traffic comes in bursts, and the first events after a pause were slower.
+ *   With both, the bench's window after four idle minutes had a lower p99 (which flag
+ *   does it was not separated). The cost is the memory an idle process would have given
+ *   back; the heap stays bounded by HEAP_LIMIT_MB. Figures in the README, Performance.
  */
 export const NODE_FLAGS: readonly string[] = ['--single-threaded-gc', '--no-flush-bytecode', '--no-memory-reducer'];
 
