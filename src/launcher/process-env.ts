@@ -34,6 +34,8 @@ export const HEAP_LIMIT_MB = 384;
  *   With both, the bench's window after four idle minutes had a lower p99 (which flag
  *   does it was not separated). The cost is the memory an idle process would have given
  *   back; the heap stays bounded by HEAP_LIMIT_MB. Figures in the README, Performance.
+ *   `npm run bench` (package.json) passes these two to its own process as well, so its
+ *   receivers measure after idle minutes as they did when the flags were measured.
  */
 export const NODE_FLAGS: readonly string[] = ['--single-threaded-gc', '--no-flush-bytecode', '--no-memory-reducer'];
 
