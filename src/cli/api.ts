@@ -1,5 +1,6 @@
 import cluster from 'node:cluster';
 import { once } from 'node:events';
+import type { AddressInfo } from 'node:net';
 import type { Config } from '../config';
 import { log } from '../log';
 import { reportReady, stopWithLauncher } from './parent';
@@ -31,8 +32,9 @@ export async function runApi(baseConfig: Config): Promise<void> {
   answerParserErrors(server);
   await once(server, 'listening');
   if (cluster.isPrimary) {
-    log.info('api listening', { url: `http://${config.host}:${config.port}/v2` });
-    reportReady();
+    const { port } = server.address() as AddressInfo; // PORT=0: the one the system picked
+    log.info('api listening', { url: `http://${config.host}:${port}/v2` });
+    reportReady({ port });
   }
   const stop = () => {
     server.close(() => void Promise.all([db.destroy(), temporal.close(), principals.close()]).then(() => process.exit(0)));
@@ -58,7 +60,7 @@ async function supervise(processes: number): Promise<void> {
     listening.add(worker.id);
     if (listening.size === processes) {
       log.info('api listening', { url: `http://${address.address}:${address.port}/v2`, processes });
-      reportReady();
+      reportReady({ port: address.port });
     }
   });
   const stop = () => {

@@ -1,7 +1,6 @@
 import { openSync } from 'node:fs';
 import { describe, expect, inject, it } from 'vitest';
 import { startShiphookChild } from '../../src/launcher/child';
-import { freePort } from '../../src/launcher/ports';
 import { shiphookProcessEnv } from '../../src/launcher/process-env';
 import { logFile } from '../support/log-capture';
 import { scrape, total } from '../support/metrics';
@@ -13,7 +12,6 @@ const REQUESTS = 24;
 // them, and must still count the requests every process answered.
 describe('/metrics of an api cluster', () => {
   it('sums the metrics of every api process', async () => {
-    const port = await freePort();
     const out = openSync(logFile(inject('logDir'), `api-cluster-${process.pid}`), 'a');
     const api = startShiphookChild({
       command: 'api',
@@ -22,13 +20,13 @@ describe('/metrics of an api cluster', () => {
         ...TEST_ENV,
         DATABASE_URL: inject('databaseUrl'),
         TEMPORAL_ADDRESS: inject('temporalAddress'),
-        PORT: String(port),
+        PORT: '0', // any free port; the processes share the one the primary reports
         SHIPHOOK_API_PROCESSES: '2',
       },
       output: [out, out],
     });
     try {
-      await api.ready;
+      const { port } = await api.ready;
       const origin = `http://127.0.0.1:${port}`;
       for (let i = 0; i < REQUESTS; i++) {
         // A new connection each time: the primary hands connections to the processes in turn.

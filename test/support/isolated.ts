@@ -8,7 +8,6 @@ import pg from 'pg';
 import { inject } from 'vitest';
 import type { Config, WorkerRole } from '../../src/config';
 import { startShiphookChild } from '../../src/launcher/child';
-import { freePort } from '../../src/launcher/ports';
 import { shiphookProcessEnv } from '../../src/launcher/process-env';
 import { logFile } from './log-capture';
 import { startSystem, type TestSystem, testConfig } from './system';
@@ -75,7 +74,7 @@ export async function workflowBundleFile(): Promise<string> {
 export interface ShiphookProcess {
   child: ChildProcess;
   logFile: string;
-  /** Its HTTP listener (workers: /healthz, /readyz, /metrics). */
+  /** Its HTTP listener (api: the API; workers: /healthz, /readyz, /metrics). */
   httpPort?: number;
   /** What it logged so far (JSON lines). */
   readonly logs: string[];
@@ -88,6 +87,8 @@ export interface ShiphookProcess {
 export type WorkerProcess = ChildProcess & { httpPort: number; logFile: string };
 
 let started = 0;
+/** How much of a process's log a failure to start quotes. */
+const LAST_LINES = 20;
 
 /**
  * Starts `shiphook <command>` (the launcher's way) with the test timings, at debug
@@ -99,12 +100,14 @@ async function startShiphookProcess(command: 'api' | 'worker', env: Record<strin
   const launched = startShiphookChild({ command, env: { ...shiphookProcessEnv(), ...TEST_ENV, LOG_LEVEL: 'debug', ...env }, output: [out, out] });
   const child = launched.process;
   const ready = await launched.ready.catch((err: Error) => {
-    throw new Error(`${err.message}; see ${file}`);
+    // The log folder is gone after a CI run: its last lines go into the failure.
+    const last = readFileSync(file, 'utf8').trimEnd().split('\n').slice(-LAST_LINES).join('\n');
+    throw new Error(`${err.message}; see ${file}, which ends:\n${last}`);
   });
   return {
     child,
     logFile: file,
-    httpPort: ready.httpPort as number | undefined,
+    httpPort: (ready.httpPort ?? ready.port) as number | undefined,
     get logs() {
       return readFileSync(file, 'utf8').split('\n').filter(Boolean);
     },
@@ -156,9 +159,10 @@ export async function isolatedSystem({ env, ...config }: Partial<Config> & { env
     },
     /** A `shiphook api` process on this system (on `port`, e.g. the one of an api it replaces), and a handle for `call()`. */
     async apiProcess(opts: { port?: number; env?: Record<string, string> } = {}): Promise<ShiphookProcess & { sys: TestSystem; port: number }> {
-      const port = opts.port ?? (await freePort());
-      const p = await startShiphookProcess('api', { ...baseEnv(), PORT: String(port), HOST: '127.0.0.1', SHIPHOOK_API_PROCESSES: '1', ...opts.env });
+      // PORT=0 unless told: a port probed free here could be taken by another test's process before the api binds it.
+      const p = await startShiphookProcess('api', { ...baseEnv(), PORT: String(opts.port ?? 0), HOST: '127.0.0.1', SHIPHOOK_API_PROCESSES: '1', ...opts.env });
       processes.push(p);
+      const port = p.httpPort!;
       const origin = `http://127.0.0.1:${port}`;
       return Object.assign(p, { port, sys: { ...api, origin, baseUrl: `${origin}/v2` } });
     },
