@@ -1,8 +1,43 @@
+import { readFileSync } from 'node:fs';
 import net from 'node:net';
 import { LaunchError } from './launch-error';
 
-/** A TCP port on 127.0.0.1 that nothing listens on right now. */
-export function freePort(): Promise<number> {
+/** Where freePort() starts looking below the ephemeral range (clear of the well-known and most registered ports). */
+const PICKED_PORTS_FROM = 10_000;
+/** Tries before freePort() settles for a port of the kernel's choosing. */
+const PICK_TRIES = 50;
+
+/**
+ * A TCP port on 127.0.0.1 that nothing listens on right now, for a server that binds it
+ * later (often another process, seconds later). On Linux it is taken below the
+ * kernel's ephemeral range: the kernel hands ports of that range out by itself, to every
+ * `listen(0)` and every outgoing connection of every process, so a port probed free
+ * there can be gone before its server binds it (a CI run lost an api that way, most
+ * likely). Below the range only an explicit bind takes it. Elsewhere, or when no port
+ * there is free, the kernel picks one.
+ */
+export async function freePort(): Promise<number> {
+  const ephemeralFrom = ephemeralRangeStart();
+  if (ephemeralFrom && ephemeralFrom > PICKED_PORTS_FROM) {
+    for (let i = 0; i < PICK_TRIES; i++) {
+      const port = PICKED_PORTS_FROM + Math.floor(Math.random() * (ephemeralFrom - PICKED_PORTS_FROM));
+      if (await isFree(port, '127.0.0.1')) return port;
+    }
+  }
+  return kernelPickedPort();
+}
+
+/** The first port of Linux's ephemeral range; undefined elsewhere. */
+export function ephemeralRangeStart(): number | undefined {
+  try {
+    const from = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
+    return Number.isInteger(from) && from > 0 ? from : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function kernelPickedPort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = net.createServer();
     server.unref();
@@ -11,6 +46,15 @@ export function freePort(): Promise<number> {
       const { port } = server.address() as net.AddressInfo;
       server.close(() => resolve(port));
     });
+  });
+}
+
+/** Whether a listener could bind host:port now (nothing listens there). */
+function isFree(port: number, host: string): Promise<boolean> {
+  return new Promise<boolean>((resolve) => {
+    const server = net.createServer();
+    server.once('error', () => resolve(false));
+    server.listen({ port, host, exclusive: true }, () => server.close(() => resolve(true)));
   });
 }
 
@@ -31,12 +75,7 @@ export interface WantedPort {
 export async function assertPortsFree(ports: WantedPort[]): Promise<void> {
   for (const p of ports) {
     const host = p.host ?? '127.0.0.1';
-    const free = await new Promise<boolean>((resolve) => {
-      const server = net.createServer();
-      server.once('error', () => resolve(false));
-      server.listen({ port: p.port, host, exclusive: true }, () => server.close(() => resolve(true)));
-    });
-    if (!free) throw new LaunchError(`port ${p.port} on ${host} is taken (wanted for ${p.name}); stop what uses it or set ${p.variable} to another port`);
+    if (!(await isFree(p.port, host))) throw new LaunchError(`port ${p.port} on ${host} is taken (wanted for ${p.name}); stop what uses it or set ${p.variable} to another port`);
   }
 }
 
