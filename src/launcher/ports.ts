@@ -2,19 +2,20 @@ import { readFileSync } from 'node:fs';
 import net from 'node:net';
 import { LaunchError } from './launch-error';
 
-/** Where freePort() starts looking below the ephemeral range (clear of the well-known and most registered ports). */
+/** Where freePort() starts looking below the ephemeral range (above the well-known ports and the usual ones of local servers: 3000, 5432, 8080, …). */
 const PICKED_PORTS_FROM = 10_000;
 /** Tries before freePort() settles for a port of the kernel's choosing. */
 const PICK_TRIES = 50;
 
 /**
  * A TCP port on 127.0.0.1 that nothing listens on right now, for a server that binds it
- * later (often another process, seconds later). On Linux it is taken below the
- * kernel's ephemeral range: the kernel hands ports of that range out by itself, to every
- * `listen(0)` and every outgoing connection of every process, so a port probed free
- * there can be gone before its server binds it (a CI run lost an api that way, most
- * likely). Below the range only an explicit bind takes it. Elsewhere, or when no port
- * there is free, the kernel picks one.
+ * later (often another process, seconds later, or again after a restart). On Linux it is
+ * taken between 10000 and the kernel's ephemeral range: the kernel hands ports of that
+ * range out by itself, to every `listen(0)` and every outgoing connection of every
+ * process, so a port probed free there can be gone before its server binds it. Below
+ * the range only an explicit bind takes it (another caller of this function could, at
+ * one chance in ~20,000). Without /proc, or with an ephemeral range that starts at or
+ * below 10000, the kernel picks one.
  */
 export async function freePort(): Promise<number> {
   const ephemeralFrom = ephemeralRangeStart();
@@ -24,7 +25,7 @@ export async function freePort(): Promise<number> {
       if (await isFree(port, '127.0.0.1')) return port;
     }
   }
-  return kernelPickedPort();
+  return ephemeralPort();
 }
 
 /** The first port of Linux's ephemeral range; undefined elsewhere. */
@@ -37,7 +38,8 @@ export function ephemeralRangeStart(): number | undefined {
   }
 }
 
-function kernelPickedPort(): Promise<number> {
+/** A free port of the kernel's choosing, for a listener this process opens at once (no time for another to take it). */
+export function ephemeralPort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = net.createServer();
     server.unref();

@@ -1,7 +1,7 @@
 import type { LogLevel } from '@temporalio/common';
 import { DefaultLogger, type LogEntry, Runtime } from '@temporalio/worker';
 import type { Config } from '../config';
-import { freePort } from '../launcher/ports';
+import { ephemeralPort } from '../launcher/ports';
 import { log } from '../log';
 
 const LEVEL = { TRACE: 'debug', DEBUG: 'debug', INFO: 'info', WARN: 'warn', ERROR: 'error' } as const;
@@ -17,7 +17,7 @@ const LEVEL = { TRACE: 'debug', DEBUG: 'debug', INFO: 'info', WARN: 'warn', ERRO
  * Returns the exporter's URL.
  */
 export async function installTemporalRuntime(config: Config): Promise<string> {
-  const port = await freePort();
+  const port = await ephemeralPort(); // bound by the SDK's runtime below, in this process
   const debug = config.logLevel === 'debug';
   Runtime.install({
     logger: temporalLogger(debug ? 'DEBUG' : 'WARN'),

@@ -1,6 +1,7 @@
 import { expect } from 'vitest';
 import type { Db } from '../../src/db/database';
 import { webhook } from '../support/events';
+import { freePort } from '../../src/launcher/ports';
 import { type Account, call, createAccount } from '../support/http';
 import { type IsolatedSystem, isolatedSystem, type ShiphookProcess } from '../support/isolated';
 import { type Delivery, type Receiver, startReceiver } from '../support/receiver';
@@ -142,7 +143,8 @@ export async function faultSystem(opts: { databaseUrl?: string; temporalAddress?
     for (let i = 0; i < (opts.receivers ?? 2); i++) receivers.push(await startReceiver());
     const account: Account = await createAccount(iso.api);
     for (const r of receivers) await webhook(iso.api, account.testKey, r.url);
-    const api = await iso.apiProcess();
+    // A port it can come back on after a kill (freePort's are outside the range the kernel hands out by itself).
+    const api = await iso.apiProcess({ port: await freePort() });
     const worker = await iso.workerProcess({ temporalAddress: opts.temporalAddress });
     return {
       iso,

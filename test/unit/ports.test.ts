@@ -10,11 +10,11 @@ const listen = (port: number) =>
   });
 
 describe('freePort', () => {
-  it('gives a port a server can bind, below the range the kernel hands out by itself (Linux)', async () => {
+  it('gives a port a server can bind, below the range the kernel hands out by itself (Linux, where that range starts above 10000)', async () => {
     const ephemeralFrom = ephemeralRangeStart();
     for (let i = 0; i < 20; i++) {
       const port = await freePort();
-      if (ephemeralFrom) {
+      if (ephemeralFrom && ephemeralFrom > 10_000) {
         expect(port).toBeGreaterThanOrEqual(10_000);
         expect(port).toBeLessThan(ephemeralFrom);
       }
