@@ -1,7 +1,7 @@
 import { expect } from 'vitest';
 import type { Db } from '../../src/db/database';
-import { webhook } from '../support/events';
 import { freePort } from '../../src/launcher/ports';
+import { webhook } from '../support/events';
 import { type Account, call, createAccount } from '../support/http';
 import { type IsolatedSystem, isolatedSystem, type ShiphookProcess } from '../support/isolated';
 import { type Delivery, type Receiver, startReceiver } from '../support/receiver';
