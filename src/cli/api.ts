@@ -34,7 +34,7 @@ export async function runApi(baseConfig: Config): Promise<void> {
   if (cluster.isPrimary) {
     const { port } = server.address() as AddressInfo; // PORT=0: the one the system picked
     log.info('api listening', { url: `http://${config.host}:${port}/v2` });
-    reportReady({ port });
+    reportReady({ httpPort: port });
   }
   const stop = () => {
     server.close(() => void Promise.all([db.destroy(), temporal.close(), principals.close()]).then(() => process.exit(0)));
@@ -60,7 +60,7 @@ async function supervise(processes: number): Promise<void> {
     listening.add(worker.id);
     if (listening.size === processes) {
       log.info('api listening', { url: `http://${address.address}:${address.port}/v2`, processes });
-      reportReady({ port: address.port });
+      reportReady({ httpPort: address.port });
     }
   });
   const stop = () => {

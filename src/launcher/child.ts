@@ -10,6 +10,8 @@ const CLI = fileURLToPath(new URL('../../bin/shiphook.mjs', import.meta.url));
 /** What a shiphook process says on its IPC channel once it serves (api: listening; worker: polling). */
 export interface ReadyMessage {
   ready: true;
+  /** The port its HTTP listener bound (api: the API; worker: /healthz, /readyz, /metrics): the real one when asked for 0. */
+  httpPort?: number;
   [detail: string]: unknown;
 }
 

@@ -26,7 +26,7 @@ describe('/metrics of an api cluster', () => {
       output: [out, out],
     });
     try {
-      const { port } = await api.ready;
+      const port = (await api.ready).httpPort;
       const origin = `http://127.0.0.1:${port}`;
       for (let i = 0; i < REQUESTS; i++) {
         // A new connection each time: the primary hands connections to the processes in turn.

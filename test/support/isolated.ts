@@ -107,7 +107,7 @@ async function startShiphookProcess(command: 'api' | 'worker', env: Record<strin
   return {
     child,
     logFile: file,
-    httpPort: (ready.httpPort ?? ready.port) as number | undefined,
+    httpPort: ready.httpPort,
     get logs() {
       return readFileSync(file, 'utf8').split('\n').filter(Boolean);
     },
