@@ -10,12 +10,19 @@ import type { BenchSystem } from './system';
  * after it started to ~6 min after it ended, densest 5 s + 5 min after its start.
  */
 const THIRD_ATTEMPTS_CENTRE_MS = 5_000 + 5 * 60_000;
+/** After the first window's end, its last event's third attempt is due within this (5 s and 5 min, +20% each). */
+const THIRD_ATTEMPTS_LAST_MS = 6_000 + 6 * 60_000;
+/** Room for the last third attempt to be made and recorded before the no-failure window starts. */
+const QUIET_MARGIN_MS = 5_000;
 
 export interface FailureOptions {
   rate: number;
   seconds: number;
   waitMs: number;
-  /** Also measure a window while the first window's 5-minute retries come due (~6 min more). */
+  /**
+   * Also measure a window while the first window's 5-minute retries come due, then a
+   * no-failure window once they are past, the second window's baseline (~8 min more).
+   */
   secondWindow: boolean;
   settleMs: number;
   /** How the failing endpoint fails: answers 500, or never answers (each attempt ends at the attempt timeout). */
@@ -26,8 +33,11 @@ export interface FailureOptions {
  * 4. Failure: steady offered load with one of three endpoints answering 500 throughout, on the
  * production retry schedule: latency on the two healthy receivers, first while the
  * failing URL's first attempts and 5-second retries run, then (full runs) while the
- * first window's 5-minute retries come due. Afterwards the endpoint recovers and, as an
- * operator does after an outage, what still retries is replayed so it is delivered now.
+ * first window's 5-minute retries come due, and then without a failing endpoint: the
+ * second window's baseline, measured a minute after it rather than ~8 minutes before
+ * (the latency scenario), so that the machine's drift between the two does not enter
+ * the ratio. Afterwards, as an operator does after an outage, what still retries is
+ * replayed so it is delivered now.
  */
 export async function failure(sys: BenchSystem, opts: FailureOptions) {
   const { acct, receivers } = await threeReceivers(sys, 'failure');
@@ -43,8 +53,10 @@ export async function failure(sys: BenchSystem, opts: FailureOptions) {
     const cost = await meter.stop(first.ids.length, spread(first.ids, 10));
     const whereSlowEventsWait = await first.slowest();
 
-    let second: Record<string, unknown> | string = 'skipped in quick mode (the 5-minute retries come due ~5 min after the first window started)';
-    let secondIds: string[] = [];
+    const skipped = 'skipped in quick mode (the 5-minute retries come due ~5 min after the first window started)';
+    let second: Record<string, unknown> | string = skipped;
+    let noFailureAfter: Record<string, unknown> | string = skipped;
+    const laterIds: string[] = [];
     if (opts.secondWindow) {
       // The second window is centred on the spread of the first window's third attempts. The
       // wait is idle time: it shows what the failing URL's waiting retries cost.
@@ -53,7 +65,7 @@ export async function failure(sys: BenchSystem, opts: FailureOptions) {
       const firstWindowRequests = () => first.ids.reduce((s, id) => s + (failing.requestsById.get(id) ?? 0), 0);
       const before = firstWindowRequests();
       const w = await steadyWindow(sys, acct.userId, load, healthy, failing);
-      secondIds = w.ids;
+      laterIds.push(...w.ids);
       second = {
         started_seconds_after_first_window: round((w.startedAt - first.startedAt) / 1000),
         ...w.stats,
@@ -63,18 +75,37 @@ export async function failure(sys: BenchSystem, opts: FailureOptions) {
         // Last: the requests above are counted before its reads take any time.
         where_slow_events_wait: await w.slowest(),
       };
+
+      // The no-failure window: the failing endpoint recovers once the first window's third
+      // attempts are past (the second window's own come due ~4 min after it started), so
+      // its events go to three healthy URLs, as in the latency scenario.
+      const quietMs = Math.max(0, first.startedAt + opts.seconds * 1000 + THIRD_ATTEMPTS_LAST_MS + QUIET_MARGIN_MS - (performance.timeOrigin + performance.now()));
+      await new Promise((r) => setTimeout(r, quietMs));
+      failing.failWith = null;
+      const requestsBefore = failing.requests;
+      const baseline = await steadyWindow(sys, acct.userId, load, receivers);
+      laterIds.push(...baseline.ids);
+      const ownRequests = baseline.ids.reduce((s, id) => s + (failing.requestsById.get(id) ?? 0), 0);
+      noFailureAfter = {
+        started_seconds_after_second_window: round((baseline.startedAt - w.startedAt) / 1000),
+        ...baseline.stats,
+        // Requests to the recovered endpoint for earlier events: retries that fell in this window (0 expected).
+        earlier_retries_during_window: failing.requests - requestsBefore - ownRequests,
+        where_slow_events_wait: await baseline.slowest(),
+      };
     }
 
     failing.failWith = null;
     const replayed = await replayAll(sys.origin, acct.userId, 'retrying');
     const settled = await settle(sys, replaySettleMs(replayed, opts.settleMs), acct.userId);
-    const ids = [...first.ids, ...secondIds];
+    const ids = [...first.ids, ...laterIds];
     const verified = await verifyEvents(sys.origin, acct.testKey, ids, receivers.length);
     return {
       warmup_seconds_not_measured: WARMUP_SECONDS,
       ...first.stats,
       where_slow_events_wait: whereSlowEventsWait,
       while_earlier_retries_due: second,
+      no_failure_after: noFailureAfter,
       replayed_after_recovery: replayed,
       lost_events: lostOn(receivers, ids),
       workflows_finished_after: settled,

@@ -163,10 +163,17 @@ try {
     const f = await failure(s, { ...load, secondWindow: !quick || values['failure-second-window'] === true, settleMs: budget.replaySettle, failingEndpoint });
     const base = (results.latency as { latency_ms?: Percentiles } | undefined)?.latency_ms;
     const second = f.while_earlier_retries_due;
+    const after = f.no_failure_after;
+    const afterP = typeof after === 'string' ? undefined : (after.latency_ms as Percentiles);
     return {
       ...f,
       vs_latency_scenario: vsLatency(f.latency_ms, base),
-      while_earlier_retries_due: typeof second === 'string' ? second : { ...second, vs_latency_scenario: vsLatency(second.latency_ms as Percentiles, base) },
+      while_earlier_retries_due:
+        typeof second === 'string'
+          ? second
+          : { ...second, vs_latency_scenario: vsLatency(second.latency_ms as Percentiles, base), vs_no_failure_after: afterP ? vsLatency(second.latency_ms as Percentiles, afterP) : 'not measured' },
+      // Both no-failure windows, ~8 minutes apart: how far the machine drifted between them.
+      no_failure_after: typeof after === 'string' ? after : { ...after, vs_latency_scenario: vsLatency(afterP!, base) },
     };
   });
   await step('retry', (s) => retry(s, { events: sizes.retryEvents, rate: sizes.retryPublishRate, waitMs: budget.retryWait, windowMs: budget.retryWait, settleMs: 60_000 }));
