@@ -11,7 +11,7 @@ COPY package.json package-lock.json ./
 COPY bin ./bin
 COPY src ./src
 # patch-package applies patches/ to the Temporal worker (no watchdog thread per workflow call:
-# see README, Performance).
+# see docs/performance-history.md).
 COPY patches ./patches
 RUN npm ci --omit=dev
 COPY workflows ./workflows

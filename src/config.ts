@@ -123,7 +123,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   if (config.worker.cachedWorkflows === 0) {
     // The SDK's "no cache" (sdk-core: a cache of one, emptied after each task) makes a new
-    // run's first task wait until the running one has finished (bench/, README Performance).
+    // run's first task wait until the running one has finished (bench/, docs/performance-history.md).
     throw new Error('SHIPHOOK_WORKER_CACHED_WORKFLOWS=0 would make the worker run one workflow at a time (the Temporal SDK then keeps room for one), so a slow endpoint would hold every other event back: set it larger than SHIPHOOK_WORKER_TASK_SLOTS');
   }
   if (config.worker.cachedWorkflows <= config.worker.workflowTaskSlots) {

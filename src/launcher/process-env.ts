@@ -24,7 +24,7 @@ export const HEAP_LIMIT_MB = 384;
  *   processes (api and worker beside Temporal and PostgreSQL, a small pod), those
  *   threads compete with the rest of the system for the cores, and a pause can wait for
  *   a helper that is not running. The measured effect (a failing endpoint's cost to the
- *   healthy p99, at about the same CPU) is in the README, Performance. On a host whose
+ *   healthy p99, at about the same CPU) is in docs/performance-history.md. On a host whose
  *   cores a process has to itself, parallel collection shortens pauses instead: start it
  *   without the flag.
  * - --no-flush-bytecode, --no-memory-reducer: keep compiled code and heap sizes through
@@ -33,7 +33,7 @@ export const HEAP_LIMIT_MB = 384;
  *   webhook traffic comes in bursts, and the first events after a pause were slower.
  *   With both, the bench's window after four idle minutes had a lower p99 (which flag
  *   does it was not separated). The cost is the memory an idle process would have given
- *   back; the heap stays bounded by HEAP_LIMIT_MB. Figures in the README, Performance.
+ *   back; the heap stays bounded by HEAP_LIMIT_MB. Figures in docs/performance-history.md.
  *   `npm run bench` (package.json) passes these two to its own process as well, so its
  *   receivers measure after idle minutes as they did when the flags were measured.
  */
