@@ -10,8 +10,13 @@ import type { BenchSystem } from './system';
  * after it started to ~6 min after it ended, densest 5 s + 5 min after its start.
  */
 const THIRD_ATTEMPTS_CENTRE_MS = 5_000 + 5 * 60_000;
-/** After the first window's end, its last event's third attempt is due within this (5 s and 5 min, +20% each). */
+/**
+ * After the first window's end, its last event's third attempt is due within this (5 s and
+ * 5 min, +20% each), plus two attempts' durations (each delay runs from its attempt's end).
+ */
 const THIRD_ATTEMPTS_LAST_MS = 6_000 + 6 * 60_000;
+/** The second window's own third attempts come due from this long after it started (5 s and 5 min, −20% each). */
+const OWN_THIRD_ATTEMPTS_FIRST_MS = 4_000 + 4 * 60_000;
 /** Room for the last third attempt to be made and recorded before the no-failure window starts. */
 const QUIET_MARGIN_MS = 5_000;
 
@@ -27,6 +32,8 @@ export interface FailureOptions {
   settleMs: number;
   /** How the failing endpoint fails: answers 500, or never answers (each attempt ends at the attempt timeout). */
   failingEndpoint: '500' | 'hang';
+  /** The engine's SHIPHOOK_ATTEMPT_TIMEOUT: how long an attempt to a hanging endpoint lasts. */
+  attemptTimeoutMs: number;
 }
 
 /**
@@ -53,9 +60,8 @@ export async function failure(sys: BenchSystem, opts: FailureOptions) {
     const cost = await meter.stop(first.ids.length, spread(first.ids, 10));
     const whereSlowEventsWait = await first.slowest();
 
-    const skipped = 'skipped in quick mode (the 5-minute retries come due ~5 min after the first window started)';
-    let second: Record<string, unknown> | string = skipped;
-    let noFailureAfter: Record<string, unknown> | string = skipped;
+    let second: Record<string, unknown> | string = 'skipped in quick mode (the 5-minute retries come due ~5 min after the first window started)';
+    let noFailureAfter: Record<string, unknown> | string = 'skipped in quick mode (it follows the second window)';
     const laterIds: string[] = [];
     if (opts.secondWindow) {
       // The second window is centred on the spread of the first window's third attempts. The
@@ -79,20 +85,30 @@ export async function failure(sys: BenchSystem, opts: FailureOptions) {
       // The no-failure window: the failing endpoint recovers once the first window's third
       // attempts are past (the second window's own come due ~4 min after it started), so
       // its events go to three healthy URLs, as in the latency scenario.
-      const quietMs = Math.max(0, first.startedAt + opts.seconds * 1000 + THIRD_ATTEMPTS_LAST_MS + QUIET_MARGIN_MS - (performance.timeOrigin + performance.now()));
-      await new Promise((r) => setTimeout(r, quietMs));
-      failing.failWith = null;
-      const requestsBefore = failing.requests;
-      const baseline = await steadyWindow(sys, acct.userId, load, receivers);
-      laterIds.push(...baseline.ids);
-      const ownRequests = baseline.ids.reduce((s, id) => s + (failing.requestsById.get(id) ?? 0), 0);
-      noFailureAfter = {
-        started_seconds_after_second_window: round((baseline.startedAt - w.startedAt) / 1000),
-        ...baseline.stats,
-        // Requests to the recovered endpoint for earlier events: retries that fell in this window (0 expected).
-        earlier_retries_during_window: failing.requests - requestsBefore - ownRequests,
-        where_slow_events_wait: await baseline.slowest(),
-      };
+      const attemptsMs = opts.failingEndpoint === 'hang' ? 2 * opts.attemptTimeoutMs : 0;
+      const quietAt = first.startedAt + opts.seconds * 1000 + THIRD_ATTEMPTS_LAST_MS + attemptsMs + QUIET_MARGIN_MS;
+      if (quietAt + (WARMUP_SECONDS + opts.seconds) * 1000 > w.startedAt + OWN_THIRD_ATTEMPTS_FIRST_MS) {
+        noFailureAfter = `not measured: with ${opts.seconds}-s windows it would overlap the second window's own 5-minute retries`;
+      } else {
+        await new Promise((r) => setTimeout(r, Math.max(0, quietAt - (performance.timeOrigin + performance.now()))));
+        failing.failWith = null;
+        const requestsBefore = failing.requests;
+        // Warm-up not measured, as before the latency scenario's window and the first one.
+        const warmup = new Map<string, number>();
+        await offer(sys, acct.userId, opts.rate, WARMUP_SECONDS, warmup);
+        laterIds.push(...warmup.keys());
+        const baseline = await steadyWindow(sys, acct.userId, load, receivers);
+        laterIds.push(...baseline.ids);
+        const ownRequests = [...warmup.keys(), ...baseline.ids].reduce((s, id) => s + (failing.requestsById.get(id) ?? 0), 0);
+        noFailureAfter = {
+          started_seconds_after_second_window: round((baseline.startedAt - w.startedAt) / 1000),
+          warmup_seconds_not_measured: WARMUP_SECONDS,
+          ...baseline.stats,
+          // Requests to the recovered endpoint for earlier events: retries that fell in this window (0 expected).
+          earlier_retries_during_window: failing.requests - requestsBefore - ownRequests,
+          where_slow_events_wait: await baseline.slowest(),
+        };
+      }
     }
 
     failing.failWith = null;

@@ -13,6 +13,7 @@ import { retry } from './retry-scenario';
 import { saturation } from './saturation-scenario';
 import { correctness, performanceTargets, capacity } from './targets';
 import { type BenchSystem, startBenchSystem } from './system';
+import { duration } from '../src/config';
 
 /**
  * `npm run bench [-- --quick] [--only floor,burst,latency,api,failure,retry,saturation,ceiling,backlog]
@@ -35,7 +36,7 @@ const { values } = parseArgs({
     rate: { type: 'string' }, // latency and failure: events/s offered
     seconds: { type: 'string' }, // latency and failure: duration
     'api-seconds': { type: 'string' }, // per API endpoint
-    'failure-second-window': { type: 'boolean' }, // quick runs too: the failure's window while its 5-minute retries come due (~6 min more)
+    'failure-second-window': { type: 'boolean' }, // quick runs too: the failure's window while its 5-minute retries come due, then its no-failure window (~8 min more)
     'retry-events': { type: 'string' }, // retry: events whose later attempts are measured
     'saturation-rate': { type: 'string' }, // saturation: events/s offered (default: twice the burst's end-to-end rate)
     'saturation-seconds': { type: 'string' }, // saturation: seconds of publishing
@@ -160,7 +161,7 @@ try {
   await step('latency', (s) => latency(s, load));
   await step('api', (s) => apiThroughput(s, sizes.apiSeconds));
   await step('failure', async (s) => {
-    const f = await failure(s, { ...load, secondWindow: !quick || values['failure-second-window'] === true, settleMs: budget.replaySettle, failingEndpoint });
+    const f = await failure(s, { ...load, secondWindow: !quick || values['failure-second-window'] === true, settleMs: budget.replaySettle, failingEndpoint, attemptTimeoutMs: duration(BASE_ENV.SHIPHOOK_ATTEMPT_TIMEOUT, '--attempt-timeout') });
     const base = (results.latency as { latency_ms?: Percentiles } | undefined)?.latency_ms;
     const second = f.while_earlier_retries_due;
     const after = f.no_failure_after;
@@ -171,7 +172,7 @@ try {
       while_earlier_retries_due:
         typeof second === 'string'
           ? second
-          : { ...second, vs_latency_scenario: vsLatency(second.latency_ms as Percentiles, base), vs_no_failure_after: afterP ? vsLatency(second.latency_ms as Percentiles, afterP) : 'not measured' },
+          : { ...second, vs_latency_scenario: vsLatency(second.latency_ms as Percentiles, base), vs_no_failure_after: afterP ? vsLatency(second.latency_ms as Percentiles, afterP) : after },
       // Both no-failure windows, ~8 minutes apart: how far the machine drifted between them.
       no_failure_after: typeof after === 'string' ? after : { ...after, vs_latency_scenario: vsLatency(afterP!, base) },
     };
