@@ -12,7 +12,8 @@ import type { BenchSystem } from './system';
 const THIRD_ATTEMPTS_CENTRE_MS = 5_000 + 5 * 60_000;
 /**
  * After the first window's end, its last event's third attempt is due within this (5 s and
- * 5 min, +20% each), plus two attempts' durations (each delay runs from its attempt's end).
+ * 5 min, +20% each); to a hanging endpoint two attempt timeouts later (each delay runs
+ * from its attempt's end).
  */
 const THIRD_ATTEMPTS_LAST_MS = 6_000 + 6 * 60_000;
 /** The second window's own third attempts come due from this long after it started (5 s and 5 min, −20% each). */

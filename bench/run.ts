@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
+import { duration } from '../src/config';
 import { apiThroughput } from './api-scenario';
 import { backlog } from './backlog-scenario';
 import { burst, ceiling, latency, settle } from './delivery-scenarios';
@@ -13,7 +14,6 @@ import { retry } from './retry-scenario';
 import { saturation } from './saturation-scenario';
 import { correctness, performanceTargets, capacity } from './targets';
 import { type BenchSystem, startBenchSystem } from './system';
-import { duration } from '../src/config';
 
 /**
  * `npm run bench [-- --quick] [--only floor,burst,latency,api,failure,retry,saturation,ceiling,backlog]
