@@ -2,7 +2,10 @@ import { replayAll, verifyEvents } from './client';
 import { startCostMeter } from './cost';
 import { lostOn, offer, replaySettleMs, settle, spread, steadyWindow, threeReceivers, WARMUP_SECONDS } from './delivery-scenarios';
 import { round, usageOver } from './processes';
+import type { BenchReceiver } from './receivers';
 import type { BenchSystem } from './system';
+
+type Load = { rate: number; seconds: number; waitMs: number };
 
 /**
  * Attempt 2 comes 5 s after attempt 1 and attempt 3 5 min after attempt 2 (production
@@ -52,7 +55,7 @@ export async function failure(sys: BenchSystem, opts: FailureOptions) {
   const failing = receivers[2]!;
   const healthy = receivers.slice(0, 2);
   failing.failWith = opts.failingEndpoint === 'hang' ? 'hang' : 500;
-  const load = { rate: opts.rate, seconds: opts.seconds, waitMs: opts.waitMs };
+  const load: Load = { rate: opts.rate, seconds: opts.seconds, waitMs: opts.waitMs };
   try {
     await offer(sys, acct.userId, opts.rate, WARMUP_SECONDS, new Map()); // not measured, as in the latency scenario
     const meter = await startCostMeter(sys);
@@ -69,47 +72,27 @@ export async function failure(sys: BenchSystem, opts: FailureOptions) {
       // wait is idle time: it shows what the failing URL's waiting retries cost.
       const waitMs = Math.max(0, first.startedAt + THIRD_ATTEMPTS_CENTRE_MS - (performance.timeOrigin + performance.now()));
       const waiting = await usageOver(sys.pids, waitMs);
-      const firstWindowRequests = () => first.ids.reduce((s, id) => s + (failing.requestsById.get(id) ?? 0), 0);
-      const before = firstWindowRequests();
+      const before = requestsFor(failing, first.ids);
       const w = await steadyWindow(sys, acct.userId, load, healthy, failing);
       laterIds.push(...w.ids);
       second = {
         started_seconds_after_first_window: round((w.startedAt - first.startedAt) / 1000),
         ...w.stats,
         // Of the requests to the failing receiver, those for the first window's events: their 5-minute retries.
-        retries_of_first_window_events_during_window: firstWindowRequests() - before,
+        retries_of_first_window_events_during_window: requestsFor(failing, first.ids) - before,
         idle_before_window: { seconds: round(waitMs / 1000), ...waiting },
         // Last: the requests above are counted before its reads take any time.
         where_slow_events_wait: await w.slowest(),
       };
 
-      // The no-failure window: the failing endpoint recovers once the first window's third
-      // attempts are past (the second window's own come due ~4 min after it started), so
-      // its events go to three healthy URLs, as in the latency scenario.
+      // The no-failure window: once the first window's third attempts are past (the second
+      // window's own come due ~4 min after it started).
       const attemptsMs = opts.failingEndpoint === 'hang' ? 2 * opts.attemptTimeoutMs : 0;
       const quietAt = first.startedAt + opts.seconds * 1000 + THIRD_ATTEMPTS_LAST_MS + attemptsMs + QUIET_MARGIN_MS;
-      if (quietAt + (WARMUP_SECONDS + opts.seconds) * 1000 > w.startedAt + OWN_THIRD_ATTEMPTS_FIRST_MS) {
-        noFailureAfter = `not measured: with ${opts.seconds}-s windows it would overlap the second window's own 5-minute retries`;
-      } else {
-        await new Promise((r) => setTimeout(r, Math.max(0, quietAt - (performance.timeOrigin + performance.now()))));
-        failing.failWith = null;
-        const requestsBefore = failing.requests;
-        // Warm-up not measured, as before the latency scenario's window and the first one.
-        const warmup = new Map<string, number>();
-        await offer(sys, acct.userId, opts.rate, WARMUP_SECONDS, warmup);
-        laterIds.push(...warmup.keys());
-        const baseline = await steadyWindow(sys, acct.userId, load, receivers);
-        laterIds.push(...baseline.ids);
-        const ownRequests = [...warmup.keys(), ...baseline.ids].reduce((s, id) => s + (failing.requestsById.get(id) ?? 0), 0);
-        noFailureAfter = {
-          started_seconds_after_second_window: round((baseline.startedAt - w.startedAt) / 1000),
-          warmup_seconds_not_measured: WARMUP_SECONDS,
-          ...baseline.stats,
-          // Requests to the recovered endpoint for earlier events: retries that fell in this window (0 expected).
-          earlier_retries_during_window: failing.requests - requestsBefore - ownRequests,
-          where_slow_events_wait: await baseline.slowest(),
-        };
-      }
+      noFailureAfter =
+        quietAt + (WARMUP_SECONDS + opts.seconds) * 1000 > w.startedAt + OWN_THIRD_ATTEMPTS_FIRST_MS
+          ? `not measured: with ${opts.seconds}-s windows it would overlap the second window's own 5-minute retries`
+          : await noFailureWindow(sys, acct.userId, load, receivers, failing, quietAt, w.startedAt, laterIds);
     }
 
     failing.failWith = null;
@@ -132,4 +115,35 @@ export async function failure(sys: BenchSystem, opts: FailureOptions) {
   } finally {
     await Promise.all(receivers.map((r) => r.close()));
   }
+}
+
+/** Requests the receiver got for these events, retries included. */
+const requestsFor = (receiver: BenchReceiver, ids: Iterable<string>) => {
+  let n = 0;
+  for (const id of ids) n += receiver.requestsById.get(id) ?? 0;
+  return n;
+};
+
+/**
+ * At `quietAt` (epoch ms) the failing endpoint recovers and the same load runs, warm-up
+ * first, to three healthy URLs as in the latency scenario: the second window's baseline.
+ * Its events' ids (warm-up too) are added to `ids`, to be verified with the others.
+ */
+async function noFailureWindow(sys: BenchSystem, userId: string, load: Load, receivers: BenchReceiver[], failing: BenchReceiver, quietAt: number, secondStartedAt: number, ids: string[]) {
+  await new Promise((r) => setTimeout(r, Math.max(0, quietAt - (performance.timeOrigin + performance.now()))));
+  failing.failWith = null;
+  const requestsBefore = failing.requests;
+  const warmup = new Map<string, number>(); // not measured, as before the other windows
+  await offer(sys, userId, load.rate, WARMUP_SECONDS, warmup);
+  const baseline = await steadyWindow(sys, userId, load, receivers);
+  const own = [...warmup.keys(), ...baseline.ids];
+  ids.push(...own);
+  return {
+    started_seconds_after_second_window: round((baseline.startedAt - secondStartedAt) / 1000),
+    warmup_seconds_not_measured: WARMUP_SECONDS,
+    ...baseline.stats,
+    // Requests to the recovered endpoint for earlier events: retries that fell in this window (0 expected).
+    earlier_retries_during_window: failing.requests - requestsBefore - requestsFor(failing, own),
+    where_slow_events_wait: await baseline.slowest(),
+  };
 }
