@@ -73,14 +73,18 @@ export async function failure(sys: BenchSystem, opts: FailureOptions) {
       const waitMs = Math.max(0, first.startedAt + THIRD_ATTEMPTS_CENTRE_MS - (performance.timeOrigin + performance.now()));
       const waiting = await usageOver(sys.pids, waitMs);
       const before = requestsFor(failing, first.ids);
+      const secondMeter = await startCostMeter(sys);
       const w = await steadyWindow(sys, acct.userId, load, healthy, failing);
+      // Of the requests to the failing receiver, those for the first window's events: their 5-minute retries.
+      const retriesDue = requestsFor(failing, first.ids) - before;
       laterIds.push(...w.ids);
       second = {
         started_seconds_after_first_window: round((w.startedAt - first.startedAt) / 1000),
         ...w.stats,
-        // Of the requests to the failing receiver, those for the first window's events: their 5-minute retries.
-        retries_of_first_window_events_during_window: requestsFor(failing, first.ids) - before,
+        retries_of_first_window_events_during_window: retriesDue,
         idle_before_window: { seconds: round(waitMs / 1000), ...waiting },
+        // Per event of this window: against the first window's cost, what those retries add.
+        cost: await secondMeter.stop(w.ids.length, spread(w.ids, 10)),
         // Last: the requests above are counted before its reads take any time.
         where_slow_events_wait: await w.slowest(),
       };
@@ -135,15 +139,18 @@ async function noFailureWindow(sys: BenchSystem, userId: string, load: Load, rec
   const requestsBefore = failing.requests;
   const warmup = new Map<string, number>(); // not measured, as before the other windows
   await offer(sys, userId, load.rate, WARMUP_SECONDS, warmup);
+  const meter = await startCostMeter(sys);
   const baseline = await steadyWindow(sys, userId, load, receivers);
   const own = [...warmup.keys(), ...baseline.ids];
+  // Requests to the recovered endpoint for earlier events: retries that fell in this window (0 expected).
+  const earlierRetries = failing.requests - requestsBefore - requestsFor(failing, own);
   ids.push(...own);
   return {
     started_seconds_after_second_window: round((baseline.startedAt - secondStartedAt) / 1000),
     warmup_seconds_not_measured: WARMUP_SECONDS,
     ...baseline.stats,
-    // Requests to the recovered endpoint for earlier events: retries that fell in this window (0 expected).
-    earlier_retries_during_window: failing.requests - requestsBefore - requestsFor(failing, own),
+    earlier_retries_during_window: earlierRetries,
+    cost: await meter.stop(baseline.ids.length, spread(baseline.ids, 10)),
     where_slow_events_wait: await baseline.slowest(),
   };
 }
