@@ -53,15 +53,24 @@ const INFRASTRUCTURE_RETRY = { initialInterval: '1s', maximumInterval: '30s', ma
  */
 export async function deliverEvent(input: DeliverEventInput): Promise<string | undefined> {
   const { eventId, targets, retryDelaysMs } = input;
-  // ShiphookEventStatus is not set at start: a run whose first attempt delivers to every
-  // URL closes Completed without it, which saves a history event and a visibility write
-  // on nearly every event. Any other outcome sets it, and it is kept current from then
-  // on. (Runs started before this rule carry a status from their start: same commands.)
+  // ShiphookEventStatus holds an event's outcome, set when the run ends with one: a run
+  // whose first attempt delivers to every URL closes Completed without it, and a run
+  // still retrying is Running. Each upsert is a history event and a visibility write
+  // (SQLite's one connection in the dev server, which every start waits for), and a
+  // failing URL would otherwise add one, `retrying`, to every event it fails.
+  // (Runs started before this rule carry a status from their start, or upsert
+  // `retrying`: the same commands on replay, hence the `patched`.)
   let lastStatus = workflowInfo().typedSearchAttributes.get(EventStatusAttr);
   let result: EventStatus | undefined = lastStatus as EventStatus | undefined;
+  let retried = false;
   const seen = (attempt: AttemptResult) => {
     result = attempt.status;
-    if (attempt.status === lastStatus || (lastStatus === undefined && attempt.status === 'completed')) return;
+    if (attempt.status === lastStatus) return;
+    if (attempt.status === 'completed' && lastStatus === undefined && !retried) return;
+    if (attempt.status === 'retrying' || attempt.status === 'in_queue') {
+      retried = true;
+      if (patched('event-status-outcomes-only')) return;
+    }
     lastStatus = attempt.status;
     upsertSearchAttributes([{ key: EventStatusAttr, value: attempt.status }]);
   };

@@ -1,4 +1,5 @@
 import type { Client } from '@temporalio/client';
+import type { ServerResponse } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EventStatusAttr, EventTypeAttr, ModeAttr, UserIdAttr, WebhookUrlsAttr } from '../../src/temporal/search-attributes';
 import { healthWorkflowId } from '../../src/temporal/task-queue';
@@ -53,21 +54,32 @@ describe('operators in the Temporal UI', () => {
     await receiver.close();
   });
 
-  it('see the status of an event that did not succeed at once: retrying, then its final status', async () => {
+  it('see an event that did not succeed at once: Running while it retries, then its outcome', async () => {
     const acct = await createAccount(sys);
-    // The first attempt fails, the second succeeds.
-    const receiver = await startReceiver((d, i, res) => status(i === 0 ? 500 : 200)(d, i, res));
+    // The first attempt fails; the second is held until the test has looked, then succeeds.
+    const held: ServerResponse[] = [];
+    const receiver = await startReceiver((d, i, res) => (i === 0 ? status(500)(d, i, res) : void held.push(res)));
     await webhook(sys, acct.testKey, receiver.url);
     const event = await publish(sys, acct.user.id, 'test', { description: 'tracker.updated' });
+    await receiver.waitFor(2);
+    await eventStatus(sys, acct.testKey, event.id, 'retrying');
+    // Retrying: the run is open, and no status was upserted (no history event, no visibility write for it).
+    const running = client.workflow.getHandle(event.id);
+    expect((await running.describe()).status.name).toBe('RUNNING');
+    expect((await running.describe()).typedSearchAttributes.get(EventStatusAttr)).toBeUndefined();
+    expect(await statusUpserts(event.id)).toEqual([]);
+    expect(await workflowsFound(`ShiphookUserId = "${acct.user.id}" AND ExecutionStatus = "Running"`)).toEqual([event.id]);
+    held.splice(0).forEach((res) => res.writeHead(200).end('ok'));
+    receiver.answer(status(200));
     await eventStatus(sys, acct.testKey, event.id, 'completed');
-    await expectClosedWith(event.id, 'completed', ['retrying', 'completed']);
+    await expectClosedWith(event.id, 'completed', ['completed']);
     expect(await workflowsFound(`ShiphookUserId = "${acct.user.id}" AND ShiphookEventStatus = "completed"`)).toEqual([event.id]);
 
     // Every attempt fails: the run ends with the status failed.
     receiver.answer(status(500));
     const failed = await publish(sys, acct.user.id, 'test', { description: 'tracker.updated' });
     await eventStatus(sys, acct.testKey, failed.id, 'failed');
-    await expectClosedWith(failed.id, 'failed', ['retrying', 'failed']);
+    await expectClosedWith(failed.id, 'failed', ['failed']);
     await receiver.close();
   });
 });
