@@ -20,6 +20,8 @@ export interface DeliverEventInput {
   attemptTimeoutMs: number;
   /** Where later attempts run (workers of role `retries` or `all`). */
   retryTaskQueue: string;
+  /** DELIVERY_RULES when the run was started (absent: 1). */
+  rules?: number;
 }
 
 /**
@@ -53,13 +55,12 @@ const INFRASTRUCTURE_RETRY = { initialInterval: '1s', maximumInterval: '30s', ma
  */
 export async function deliverEvent(input: DeliverEventInput): Promise<string | undefined> {
   const { eventId, targets, retryDelaysMs } = input;
+  const rules = input.rules ?? 1;
   // ShiphookEventStatus holds an event's outcome, set when the run ends with one: a run
   // whose first attempt delivers to every URL closes Completed without it, and a run
   // still retrying is Running. Each upsert is a history event and a visibility write
-  // (SQLite's one connection in the dev server, which every start waits for), and a
-  // failing URL would otherwise add one, `retrying`, to every event it fails.
-  // (Runs started before this rule carry a status from their start, or upsert
-  // `retrying`: the same commands on replay, hence the `patched`.)
+  // (on SQLite's one connection in the dev server, which every start waits for).
+  // (Runs of rules 1 upsert `retrying` too; runs older still carry a status from their start.)
   let lastStatus = workflowInfo().typedSearchAttributes.get(EventStatusAttr);
   let result: EventStatus | undefined = lastStatus as EventStatus | undefined;
   let retried = false;
@@ -69,7 +70,7 @@ export async function deliverEvent(input: DeliverEventInput): Promise<string | u
     if (attempt.status === 'completed' && lastStatus === undefined && !retried) return;
     if (attempt.status === 'retrying' || attempt.status === 'in_queue') {
       retried = true;
-      if (patched('event-status-outcomes-only')) return;
+      if (rules >= 2) return;
     }
     lastStatus = attempt.status;
     upsertSearchAttributes([{ key: EventStatusAttr, value: attempt.status }]);
@@ -97,8 +98,9 @@ export async function deliverEvent(input: DeliverEventInput): Promise<string | u
 
   await Promise.all(
     retries.map(async ({ target, waitMs }) => {
-      // Runs whose history has a timer here (started before this rule) replay it (`patched`).
-      const waitInActivity = waitMs > 0 && waitMs <= WAIT_IN_ACTIVITY_MAX_MS && patched('first-retry-waits-in-activity');
+      // Runs of rules 1 whose history has a timer here (started before the wait moved
+      // into the activity) replay it (`patched`).
+      const waitInActivity = waitMs > 0 && waitMs <= WAIT_IN_ACTIVITY_MAX_MS && (rules >= 2 || patched('first-retry-waits-in-activity'));
       const { retryDelivery } = proxyActivities<Activities>({
         // Its own task queue: workers can serve it at a lower priority than first attempts.
         taskQueue: input.retryTaskQueue,

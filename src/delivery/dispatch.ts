@@ -7,6 +7,7 @@ import { redactUrl } from '../domain/webhook-url';
 import { EventIdAttr, EventTypeAttr, ModeAttr, UserIdAttr, WebhookUrlsAttr } from '../temporal/search-attributes';
 import { deliveryWorkflowId } from '../temporal/task-queue';
 import type { DeliverEventInput, DeliveryTarget } from '../../workflows/deliver-event';
+import { DELIVERY_RULES } from '../../workflows/delivery-rules';
 
 const START_TIMEOUT_MS = 5000;
 /**
@@ -35,6 +36,7 @@ export async function startDelivery(client: Client, config: Config, event: Event
     retryDelaysMs: config.retryDelaysMs,
     attemptTimeoutMs: config.attemptTimeoutMs,
     retryTaskQueue: retryTaskQueue(config),
+    rules: DELIVERY_RULES,
   };
   const start = client.workflow.start('deliverEvent', {
     taskQueue: config.taskQueue,
