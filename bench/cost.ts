@@ -128,7 +128,10 @@ export async function historyShape(temporal: Client, workflowId: string) {
     search_attribute_upserts: counts.upsertWorkflowSearchAttributes ?? 0,
     // Mutable-state writes the server made for this run (its persistence cost, history events aside).
     state_transitions: Number(described.raw.workflowExecutionInfo?.stateTransitionCount?.toString() ?? NaN),
-    // Estimate: the start, each search-attribute upsert, and the close (once the run has ended).
-    visibility_writes: 1 + (counts.upsertWorkflowSearchAttributes ?? 0) + (described.status.name === 'RUNNING' ? 0 : 1),
+    // Estimate. A run that closes in its first workflow task writes one record, its close.
+    // One still open after that task writes its start and, at that task, an upsert (the
+    // server adds the worker's build id to BuildIds, whatever the workflow does), then its
+    // close; search-attribute upserts in those tasks collapse into those writes.
+    visibility_writes: (counts.workflowTaskCompleted ?? 0) <= 1 && described.status.name !== 'RUNNING' ? 1 : 2 + (described.status.name === 'RUNNING' ? 0 : 1),
   };
 }
