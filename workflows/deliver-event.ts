@@ -58,8 +58,9 @@ export async function deliverEvent(input: DeliverEventInput): Promise<string | u
   const rules = input.rules ?? 1;
   // ShiphookEventStatus holds an event's outcome, set when the run ends with one: a run
   // whose first attempt delivers to every URL closes Completed without it, and a run
-  // still retrying is Running. Each upsert is a history event and a visibility write
-  // (on SQLite's one connection in the dev server, which every start waits for).
+  // still retrying is Running. Each upsert is a history event (its visibility write rides
+  // on the one the server makes anyway after a first task that leaves the run open, when
+  // it adds the worker's build id to BuildIds).
   // (Runs of rules 1 upsert `retrying` too; runs older still carry a status from their start.)
   let lastStatus = workflowInfo().typedSearchAttributes.get(EventStatusAttr);
   let result: EventStatus | undefined = lastStatus as EventStatus | undefined;

@@ -15,7 +15,7 @@ import { startSystem, type TestSystem } from '../support/system';
  * version is deployed (an event can wait days for its retries). Histories that
  * earlier versions recorded live in test/fixtures/histories/ and must replay on
  * today's workflows; a change that alters the commands of a run in flight needs
- * `patched()`. To record today's runs as fixtures before such a change:
+ * a new DELIVERY_RULES number (workflows/delivery-rules.ts) that the old runs lack. To record today's runs as fixtures before such a change:
  * `SHIPHOOK_RECORD_HISTORIES=<name prefix> npx vitest run test/delivery/workflow-replay.test.ts`.
  */
 const FIXTURES = fileURLToPath(new URL('../fixtures/histories/', import.meta.url));
