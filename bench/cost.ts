@@ -119,6 +119,7 @@ export async function historyShape(temporal: Client, workflowId: string) {
     const type = Object.keys(e).find((k) => k.endsWith('EventAttributes'))?.replace(/EventAttributes$/, '') ?? 'unknown';
     counts[type] = (counts[type] ?? 0) + 1;
   }
+  const running = described.status.name === 'RUNNING';
   return {
     events: history.events?.length ?? 0,
     workflow_tasks: counts.workflowTaskCompleted ?? 0,
@@ -132,6 +133,6 @@ export async function historyShape(temporal: Client, workflowId: string) {
     // One still open after that task writes its start and, at that task, an upsert (the
     // server adds the worker's build id to BuildIds, whatever the workflow does), then its
     // close; search-attribute upserts in those tasks collapse into those writes.
-    visibility_writes: (counts.workflowTaskCompleted ?? 0) <= 1 && described.status.name !== 'RUNNING' ? 1 : 2 + (described.status.name === 'RUNNING' ? 0 : 1),
+    visibility_writes: running ? 2 : (counts.workflowTaskCompleted ?? 0) <= 1 ? 1 : 3,
   };
 }
