@@ -14,7 +14,7 @@ it('kill -9 of the api while it publishes, then a new api: every committed event
     const restarted = Date.now();
     api = await f.iso.apiProcess({ port: f.api.port }); // same URL: the publisher's retries reach it
     await burst.done;
-    const observed = await everythingDelivered(f.iso.api.db, f.account.user.id, endpoints, RECOVERY_TIMEOUT_MS);
+    const observed = await everythingDelivered(f.iso.api.db, f.account.user.id, endpoints, RECOVERY_TIMEOUT_MS, [api, f.worker]);
     expect(burst.acknowledged.length).toBe(BURST);
     expect(observed.events).toBeGreaterThanOrEqual(BURST); // plus any committed whose answer the kill lost
     expect(publishedAtKill).toBeLessThan(BURST);

@@ -107,7 +107,7 @@ export const endpoint = (r: Receiver): Endpoint => ({ url: r.url, deliveries: ()
  * publish whose answer was lost still committed its event) arrived at every
  * endpoint at least once and is `completed`. Returns what the test observed.
  */
-export async function everythingDelivered(db: Db, userId: string, endpoints: Endpoint[], timeoutMs: number) {
+export async function everythingDelivered(db: Db, userId: string, endpoints: Endpoint[], timeoutMs: number, watched: ShiphookProcess[] = []) {
   const ids = (await db.selectFrom('events').select('id').where('user_id', '=', userId).execute()).map((r) => r.id);
   let missing = 0;
   let notCompleted: Record<string, number> = {};
@@ -128,7 +128,7 @@ export async function everythingDelivered(db: Db, userId: string, endpoints: End
     notCompleted = Object.fromEntries(rows.map((r) => [r.status, Number(r.n)]));
     return rows.length === 0;
   }, timeoutMs, 'every (event, URL) pair delivered and every event completed').catch((err) => {
-    throw new Error(`${(err as Error).message}; last seen: ${missing} pairs missing, events not completed by status ${JSON.stringify(notCompleted)}`);
+    throw new Error(`${(err as Error).message}; last seen: ${missing} pairs missing, events not completed by status ${JSON.stringify(notCompleted)}${watched.map(lastWords).join('')}`);
   });
   const deliveries = endpoints.reduce((n, e) => n + e.deliveries().filter((d) => ids.includes(d.json?.id)).length, 0);
   return { events: ids.length, pairs: ids.length * endpoints.length, deliveries, duplicates: deliveries - ids.length * endpoints.length };
@@ -163,6 +163,17 @@ export async function faultSystem(opts: { databaseUrl?: string; temporalAddress?
     await iso.close();
     throw err;
   }
+}
+
+/** How many warnings a failed wait quotes per process (the log folder is gone after a CI run). */
+const QUOTED_WARNINGS = 15;
+
+/** A process's state and its last warnings and errors, with its last line of any level. */
+function lastWords(p: ShiphookProcess): string {
+  const lines = p.logs;
+  const warnings = lines.filter((l) => /"level":"(warn|error|fatal)"/.test(l)).slice(-QUOTED_WARNINGS);
+  const cut = (l: string) => (l.length > 400 ? l.slice(0, 400) + '…' : l);
+  return `\n--- ${p.logFile}: ${p.alive ? 'running' : `exited (${p.child.exitCode ?? p.child.signalCode})`}, ${lines.length} lines, the last:\n${cut(lines.at(-1) ?? '')}\nits last warnings:\n${warnings.map(cut).join('\n')}`;
 }
 
 /** Deliveries received so far across endpoints. */

@@ -28,7 +28,7 @@ it('PostgreSQL stopped (fast shutdown) mid-burst for ≥ 5 s, then started on th
     postgres = await startEmbeddedPostgres(dir, { port, persistent: true });
     const restarted = Date.now();
     await burst.done;
-    const observed = await everythingDelivered(f.iso.api.db, f.account.user.id, endpoints, RECOVERY_TIMEOUT_MS);
+    const observed = await everythingDelivered(f.iso.api.db, f.account.user.id, endpoints, RECOVERY_TIMEOUT_MS, [f.api, f.worker]);
     expect(observed.events).toBeGreaterThanOrEqual(BURST);
     expect(publishedAtStop).toBeLessThan(BURST);
     expect(Object.keys(burst.answers).sort()).toEqual(['201', '503']);

@@ -24,7 +24,7 @@ it('a receiver down for 30 s, then up again (fast retry schedule): everything is
     back = await startReceiver(undefined, { port });
     const up = Date.now();
     await burst.done;
-    const observed = await everythingDelivered(f.iso.api.db, f.account.user.id, endpoints, RECOVERY_TIMEOUT_MS);
+    const observed = await everythingDelivered(f.iso.api.db, f.account.user.id, endpoints, RECOVERY_TIMEOUT_MS, [f.api, f.worker]);
     expect(observed.events).toBeGreaterThanOrEqual(BURST);
     // Most of the burst happened while it was down: those all arrived after it came back.
     expect(back.deliveries.length).toBeGreaterThanOrEqual(observed.events - deliveredBeforeDown);

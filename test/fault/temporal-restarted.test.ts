@@ -42,7 +42,7 @@ it('the Temporal dev server killed mid-burst and started again on the same data 
     const restarted = Date.now();
     const timer = process.env.FAULT_DEBUG ? setInterval(() => process.stdout.write(`t+${Date.now() - restarted} received ${received(endpoints)} published ${burst.acknowledged.length}\n`), 5000) : undefined;
     await burst.done;
-    const observed = await everythingDelivered(f.iso.api.db, f.account.user.id, endpoints, RECOVERY_TIMEOUT_MS).finally(() => {
+    const observed = await everythingDelivered(f.iso.api.db, f.account.user.id, endpoints, RECOVERY_TIMEOUT_MS, [f.api, f.worker]).finally(() => {
       clearInterval(timer);
       if (process.env.FAULT_DEBUG) process.stdout.write(f!.worker.logs.join('\n') + '\n');
     });

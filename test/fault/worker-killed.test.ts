@@ -14,7 +14,7 @@ it('kill -9 of the worker mid-burst, then a new worker: every (event, URL) pair 
     const restarted = Date.now();
     const worker = await f.startWorker();
     await burst.done;
-    const observed = await everythingDelivered(f.iso.api.db, f.account.user.id, endpoints, RECOVERY_TIMEOUT_MS);
+    const observed = await everythingDelivered(f.iso.api.db, f.account.user.id, endpoints, RECOVERY_TIMEOUT_MS, [f.api, worker]);
     expect(observed.events).toBeGreaterThanOrEqual(BURST);
     expect(publishedAtKill).toBeLessThan(BURST);
     expectAlive(f.api, worker);
