@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { expect } from 'vitest';
 import type { Db } from '../../src/db/database';
 import { freePort } from '../../src/launcher/ports';
@@ -127,8 +128,10 @@ export async function everythingDelivered(db: Db, userId: string, endpoints: End
       .execute();
     notCompleted = Object.fromEntries(rows.map((r) => [r.status, Number(r.n)]));
     return rows.length === 0;
-  }, timeoutMs, 'every (event, URL) pair delivered and every event completed').catch((err) => {
-    throw new Error(`${(err as Error).message}; last seen: ${missing} pairs missing, events not completed by status ${JSON.stringify(notCompleted)}${watched.map(lastWords).join('')}`);
+  }, timeoutMs, 'every (event, URL) pair delivered and every event completed').catch(async (err) => {
+    const states = await dispatchStates(db, userId).catch((e) => `(unreadable: ${(e as Error).message})`);
+    const told = (await Promise.all(watched.map(async (p) => lastWords(p) + (await someMetrics(p))))).join('');
+    throw new Error(`${(err as Error).message}; last seen: ${missing} pairs missing, events not completed by status ${JSON.stringify(notCompleted)}; events by status and dispatch: ${states}${told}`);
   });
   const deliveries = endpoints.reduce((n, e) => n + e.deliveries().filter((d) => ids.includes(d.json?.id)).length, 0);
   return { events: ids.length, pairs: ids.length * endpoints.length, deliveries, duplicates: deliveries - ids.length * endpoints.length };
@@ -174,6 +177,26 @@ function lastWords(p: ShiphookProcess): string {
   const warnings = lines.filter((l) => /"level":"(warn|error|fatal)"/.test(l)).slice(-QUOTED_WARNINGS);
   const cut = (l: string) => (l.length > 400 ? l.slice(0, 400) + '…' : l);
   return `\n--- ${p.logFile}: ${p.alive ? 'running' : `exited (${p.child.exitCode ?? p.child.signalCode})`}, ${lines.length} lines, the last:\n${cut(lines.at(-1) ?? '')}\nits last warnings:\n${warnings.map(cut).join('\n')}`;
+}
+
+/** The user's events counted by status and how far their dispatch got. */
+async function dispatchStates(db: Db, userId: string): Promise<string> {
+  const { rows } = await sql<{ status: string; dispatch: string; n: number }>`
+    select status, case when dispatch_failed_at is not null then 'incident' when dispatched_at is not null then 'dispatched'
+      when dispatch_lease_until > now() then 'leased' else 'waiting' end as dispatch, count(*)::int as n
+    from events where user_id = ${userId} group by 1, 2 order by 1, 2`.execute(db);
+  return rows.map((r) => `${r.status}/${r.dispatch}: ${r.n}`).join(', ');
+}
+
+/** What a worker's /metrics says about its dispatcher, attempts and Temporal task slots (nothing for an api). */
+async function someMetrics(p: ShiphookProcess): Promise<string> {
+  if (!p.alive || !p.logFile.includes('worker-')) return '';
+  const text = await fetch(`http://127.0.0.1:${p.httpPort}/metrics`, { signal: AbortSignal.timeout(3000) })
+    .then((r) => r.text())
+    .catch((e) => `(unreadable: ${(e as Error).message})`);
+  const wanted = /^(shiphook_(delivery_attempts_total|dispatcher_claimed_events_total|dispatch_start_failures_total)|temporal_\w*(slots|pollers|task_execution_failed|sticky_cache))/;
+  const lines = text.split('\n').filter((l) => (wanted.test(l) && !/ 0$/.test(l)) || l.startsWith('(unreadable'));
+  return `\nits metrics (not 0):\n${lines.join('\n')}`;
 }
 
 /** Deliveries received so far across endpoints. */
