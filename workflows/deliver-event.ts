@@ -36,6 +36,17 @@ export const WAIT_IN_ACTIVITY_MAX_MS = 15_000;
 const INFRASTRUCTURE_RETRY = { initialInterval: '1s', maximumInterval: '30s', maximumAttempts: 10 } as const;
 
 /**
+ * The status a run holds after an activity reported `reported`. Each activity reports
+ * the event's status as of its own database update, and the retries of several URLs
+ * run in parallel, so their reports can arrive out of order: a final status (every URL
+ * done) is never replaced by an earlier, not-final report that arrives after it.
+ */
+export function laterStatus(held: EventStatus | undefined, reported: EventStatus): EventStatus {
+  const final = (s: EventStatus | undefined) => s === 'completed' || s === 'failed';
+  return final(held) && !final(reported) ? held! : reported;
+}
+
+/**
  * Delivers one Event to every pending webhook URL.
  *
  * Attempt 1 goes to every URL at once as a local activity: it runs inside the
@@ -66,7 +77,7 @@ export async function deliverEvent(input: DeliverEventInput): Promise<string | u
   let result: EventStatus | undefined = lastStatus as EventStatus | undefined;
   let retried = false;
   const seen = (attempt: AttemptResult) => {
-    result = attempt.status;
+    result = laterStatus(result, attempt.status);
     if (attempt.status === lastStatus) return;
     if (attempt.status === 'completed' && lastStatus === undefined && !retried) return;
     if (attempt.status === 'retrying' || attempt.status === 'in_queue') {
@@ -121,7 +132,8 @@ export async function deliverEvent(input: DeliverEventInput): Promise<string | u
     }),
   );
 
-  // Every attempt returned the event status as of its own (serialised) update, so the
-  // status the last one saw is the final one: no extra round trip to read it.
+  // Every attempt returned the event status as of its own (serialised) update, and the
+  // update that finished the last URL saw the final one (laterStatus keeps it against
+  // reports that arrive after it): no extra round trip to read it.
   return result;
 }
