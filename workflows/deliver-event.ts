@@ -78,6 +78,7 @@ export async function deliverEvent(input: DeliverEventInput): Promise<string | u
   let retried = false;
   const seen = (attempt: AttemptResult) => {
     result = laterStatus(result, attempt.status);
+    // (Its upserts are left as they were: a run of rules 1 may still upsert `retrying` after `completed`; changing that would break its replay.)
     if (attempt.status === lastStatus) return;
     if (attempt.status === 'completed' && lastStatus === undefined && !retried) return;
     if (attempt.status === 'retrying' || attempt.status === 'in_queue') {

@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { sql } from 'kysely';
 import { expect } from 'vitest';
 import type { Db } from '../../src/db/database';
@@ -130,7 +131,7 @@ export async function everythingDelivered(db: Db, userId: string, endpoints: End
     return rows.length === 0;
   }, timeoutMs, 'every (event, URL) pair delivered and every event completed').catch(async (err) => {
     const states = await dispatchStates(db, userId).catch((e) => `(unreadable: ${(e as Error).message})`);
-    const told = (await Promise.all(watched.map(async (p) => lastWords(p) + (await someMetrics(p))))).join('');
+    const told = (await Promise.all(watched.map(async (p) => safely(() => lastWords(p)) + (await someMetrics(p))))).join('');
     throw new Error(`${(err as Error).message}; last seen: ${missing} pairs missing, events not completed by status ${JSON.stringify(notCompleted)}; events by status and dispatch: ${states}${told}`);
   });
   const deliveries = endpoints.reduce((n, e) => n + e.deliveries().filter((d) => ids.includes(d.json?.id)).length, 0);
@@ -179,6 +180,15 @@ function lastWords(p: ShiphookProcess): string {
   return `\n--- ${p.logFile}: ${p.alive ? 'running' : `exited (${p.child.exitCode ?? p.child.signalCode})`}, ${lines.length} lines, the last:\n${cut(lines.at(-1) ?? '')}\nits last warnings:\n${warnings.map(cut).join('\n')}`;
 }
 
+/** A diagnostic that fails says why instead of hiding the timeout it should explain. */
+function safely(tell: () => string): string {
+  try {
+    return tell();
+  } catch (err) {
+    return `\n(unreadable: ${(err as Error).message})`;
+  }
+}
+
 /** The user's events counted by status and how far their dispatch got. */
 async function dispatchStates(db: Db, userId: string): Promise<string> {
   const { rows } = await sql<{ status: string; dispatch: string; n: number }>`
@@ -190,13 +200,14 @@ async function dispatchStates(db: Db, userId: string): Promise<string> {
 
 /** What a worker's /metrics says about its dispatcher, attempts and Temporal task slots (nothing for an api). */
 async function someMetrics(p: ShiphookProcess): Promise<string> {
-  if (!p.alive || !p.logFile.includes('worker-')) return '';
+  if (!p.alive || !path.basename(p.logFile).startsWith('worker-')) return '';
   const text = await fetch(`http://127.0.0.1:${p.httpPort}/metrics`, { signal: AbortSignal.timeout(3000) })
     .then((r) => r.text())
     .catch((e) => `(unreadable: ${(e as Error).message})`);
   const wanted = /^(shiphook_(delivery_attempts_total|dispatcher_claimed_events_total|dispatch_start_failures_total)|temporal_\w*(slots|pollers|task_execution_failed|sticky_cache))/;
-  const lines = text.split('\n').filter((l) => (wanted.test(l) && !/ 0$/.test(l)) || l.startsWith('(unreadable'));
-  return `\nits metrics (not 0):\n${lines.join('\n')}`;
+  // Counters that stayed 0 say nothing; a gauge at 0 (no task slot left, no poller) may say it all.
+  const lines = text.split('\n').filter((l) => (wanted.test(l) && !/_total(\{.*\})? 0$/.test(l)) || l.startsWith('(unreadable'));
+  return `\nits metrics (counters at 0 left out):\n${lines.join('\n')}`;
 }
 
 /** Deliveries received so far across endpoints. */
