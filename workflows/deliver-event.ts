@@ -72,13 +72,13 @@ export async function deliverEvent(input: DeliverEventInput): Promise<string | u
   // still retrying is Running. Each upsert is a history event (its visibility write rides
   // on the one the server makes anyway after a first task that leaves the run open, when
   // it adds the worker's build id to BuildIds).
-  // (Runs of rules 1 upsert `retrying` too; runs older still carry a status from their start.)
+  // (Runs of rules 1 upsert `retrying` too, even after `completed` when reports arrive out of
+  // order: their replay needs it. Runs older still carry a status from their start.)
   let lastStatus = workflowInfo().typedSearchAttributes.get(EventStatusAttr);
   let result: EventStatus | undefined = lastStatus as EventStatus | undefined;
   let retried = false;
   const seen = (attempt: AttemptResult) => {
     result = laterStatus(result, attempt.status);
-    // (Its upserts are left as they were: a run of rules 1 may still upsert `retrying` after `completed`; changing that would break its replay.)
     if (attempt.status === lastStatus) return;
     if (attempt.status === 'completed' && lastStatus === undefined && !retried) return;
     if (attempt.status === 'retrying' || attempt.status === 'in_queue') {
