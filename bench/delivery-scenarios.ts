@@ -3,6 +3,7 @@ import { deliveryBody } from '../src/domain/signature';
 import { account, addWebhook, EVENT_RESULT, pool, publish, verifyEvents, waitUntil } from './client';
 import { startCostMeter } from './cost';
 import { round } from './processes';
+import { BLOCK_MS, keepBlocks, type LatencyBlocks } from './p99-interval';
 import { type BenchReceiver, percentiles, startBenchReceiver } from './receivers';
 import { slowestBreakdown } from './slowest';
 import type { BenchSystem } from './system';
@@ -88,6 +89,8 @@ export async function steadyWindow(sys: BenchSystem, userId: string, load: { rat
   const samples: number[] = [];
   // By the 10-s slice of the window in which the event was published: where the slow ones fall.
   const bySlice: number[][] = [];
+  // By block of publish time: how sure the window's p99 is (bench/p99-interval.ts).
+  const blocks: LatencyBlocks = [];
   // Each event's latest healthy receiver: what the breakdown of the slowest events follows.
   const eventLatency = new Map<string, { sentAt: number; seenAt: number }>();
   for (const r of healthy) {
@@ -97,9 +100,12 @@ export async function steadyWindow(sys: BenchSystem, userId: string, load: { rat
       const sent = sentAt.get(id)!;
       samples.push(at - sent);
       (bySlice[Math.floor((sent - startedAt) / 10_000)] ??= []).push(at - sent);
+      (blocks[Math.floor((sent - startedAt) / BLOCK_MS)] ??= []).push(at - sent);
       if (at > (eventLatency.get(id)?.seenAt ?? 0)) eventLatency.set(id, { sentAt: sent, seenAt: at });
     }
   }
+  const latencyMs = percentiles(samples);
+  keepBlocks(latencyMs, blocks);
   return {
     ids,
     /** Epoch ms. */
@@ -111,7 +117,7 @@ export async function steadyWindow(sys: BenchSystem, userId: string, load: { rat
       achieved_publish_per_second: round(ids.length / publishSeconds),
       publish_errors: publishErrors,
       healthy_receivers: healthy.length,
-      latency_ms: percentiles(samples),
+      latency_ms: latencyMs,
       latency_ms_by_10s: Array.from(bySlice, (slice) => {
         if (!slice) return null;
         const { p50, p99, max } = percentiles(slice);

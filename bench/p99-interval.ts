@@ -1,0 +1,90 @@
+/**
+ * How sure a window's p99 ratio is. A 60-s window's p99 is its 24th slowest of ~2,400
+ * deliveries, and a moment when the machine stalls holds several of them at once, so
+ * the ratio of two windows' p99s moves run to run by more than the 1.3× it is held
+ * to. A block bootstrap says how far it could move from the window's own sampling:
+ * each window is cut into BLOCK_MS blocks of publish time (a stall stays inside its
+ * block), blocks are drawn with replacement into as many as the window had, and the
+ * ratio of the two resampled p99s is taken, ITERATIONS times. What this does not
+ * cover is the machine drifting between the two windows (minutes apart): the failure
+ * scenario's two no-failure windows show that.
+ */
+
+/** Latencies (ms) of a window, by block of publish time. */
+export type LatencyBlocks = number[][];
+
+export const BLOCK_MS = 2_000;
+const ITERATIONS = 2_000;
+/** Two-sided: the interval holds the middle 90% of the resampled ratios. */
+const LEVEL = 0.9;
+
+/**
+ * The blocks of each window's latencies, keyed by the `latency_ms` percentiles object
+ * of its stats (kept out of the JSON: the percentiles travel through the scenarios'
+ * results, and the ratios are taken where two of them meet).
+ */
+const blocksOf = new WeakMap<object, LatencyBlocks>();
+
+export function keepBlocks(percentiles: object, blocks: LatencyBlocks): void {
+  blocksOf.set(
+    percentiles,
+    blocks.filter((b) => b && b.length > 0),
+  );
+}
+
+/** The same definition as `percentiles` (bench/receivers.ts): the ceil(0.99·n)-th smallest. */
+function p99(values: Float64Array): number {
+  values.sort();
+  return values[Math.min(values.length - 1, Math.ceil(0.99 * values.length) - 1)]!;
+}
+
+/** A seeded generator (mulberry32), so that the same windows give the same interval. */
+function random(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (s + 0x6d2b79f5) >>> 0;
+    let t = s;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function resampledP99(blocks: LatencyBlocks, next: () => number): number {
+  const drawn: number[][] = [];
+  let n = 0;
+  for (let i = 0; i < blocks.length; i++) {
+    const b = blocks[Math.floor(next() * blocks.length)]!;
+    drawn.push(b);
+    n += b.length;
+  }
+  const values = new Float64Array(n);
+  let at = 0;
+  for (const b of drawn) for (const v of b) values[at++] = v;
+  return p99(values);
+}
+
+/**
+ * The 90% interval of the p99 ratio `window / base`, or undefined when either
+ * window's blocks were not kept (or are too few to resample).
+ */
+export function p99RatioInterval(window: object, base: object): [number, number] | undefined {
+  const w = blocksOf.get(window);
+  const b = blocksOf.get(base);
+  if (!w || !b || w.length < 5 || b.length < 5) return undefined;
+  const next = random(0x5eed);
+  const ratios = new Float64Array(ITERATIONS);
+  for (let i = 0; i < ITERATIONS; i++) ratios[i] = resampledP99(w, next) / resampledP99(b, next);
+  ratios.sort();
+  const tail = (1 - LEVEL) / 2;
+  const at = (q: number) => Math.round(ratios[Math.min(ITERATIONS - 1, Math.floor(q * ITERATIONS))]! * 100) / 100;
+  return [at(tail), at(1 - tail)];
+}
+
+/** Where 1.3 (the target) falls against the interval. */
+export function againstTarget(interval: [number, number] | undefined, target: number): 'below' | 'above' | 'inconclusive' | undefined {
+  if (!interval) return undefined;
+  if (interval[1] <= target) return 'below';
+  if (interval[0] > target) return 'above';
+  return 'inconclusive';
+}
