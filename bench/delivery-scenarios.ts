@@ -91,6 +91,8 @@ export async function steadyWindow(sys: BenchSystem, userId: string, load: { rat
   const bySlice: number[][] = [];
   // By block of publish time: how sure the window's p99 is (bench/p99-interval.ts).
   const blocks: LatencyBlocks = [];
+  // A publish that lands just after the window's end joins its last block rather than making a tiny one.
+  const lastBlock = Math.max(0, Math.ceil((load.seconds * 1000) / BLOCK_MS) - 1);
   // Each event's latest healthy receiver: what the breakdown of the slowest events follows.
   const eventLatency = new Map<string, { sentAt: number; seenAt: number }>();
   for (const r of healthy) {
@@ -100,7 +102,7 @@ export async function steadyWindow(sys: BenchSystem, userId: string, load: { rat
       const sent = sentAt.get(id)!;
       samples.push(at - sent);
       (bySlice[Math.floor((sent - startedAt) / 10_000)] ??= []).push(at - sent);
-      (blocks[Math.floor((sent - startedAt) / BLOCK_MS)] ??= []).push(at - sent);
+      (blocks[Math.min(lastBlock, Math.floor((sent - startedAt) / BLOCK_MS))] ??= []).push(at - sent);
       if (at > (eventLatency.get(id)?.seenAt ?? 0)) eventLatency.set(id, { sentAt: sent, seenAt: at });
     }
   }

@@ -1,19 +1,23 @@
 /**
- * How sure a window's p99 ratio is. A 60-s window's p99 is its 24th slowest of ~2,400
- * deliveries, and a moment when the machine stalls holds several of them at once, so
- * the ratio of two windows' p99s moves run to run by more than the 1.3× it is held
- * to. A block bootstrap says how far it could move from the window's own sampling:
- * each window is cut into BLOCK_MS blocks of publish time (a stall stays inside its
- * block), blocks are drawn with replacement into as many as the window had, and the
- * ratio of the two resampled p99s is taken, ITERATIONS times. What this does not
- * cover is the machine drifting between the two windows (minutes apart): the failure
- * scenario's two no-failure windows show that.
+ * How sure a window's p99 ratio is. A 60-s failure window's p99 is its 24th slowest of
+ * ~2,400 deliveries (a baseline's, with three receivers, its 36th of ~3,600), and a
+ * moment when the machine stalls holds several of them at once, so the ratio of two
+ * windows' p99s moves run to run by more than the 1.3× it is held to. A block
+ * bootstrap says how far it could move from the windows' own sampling: each window is
+ * cut into BLOCK_MS blocks of publish time (a stall stays inside its block), blocks are
+ * drawn with replacement into as many as the window had, and the ratio of the two
+ * resampled p99s is taken, ITERATIONS times. Two things it does not cover: latencies
+ * that depend on each other for longer than a block (a queue left by a stall), which
+ * make the interval too narrow; and the machine drifting between two windows minutes
+ * apart, which the failure scenario's two no-failure windows show.
  */
 
 /** Latencies (ms) of a window, by block of publish time. */
 export type LatencyBlocks = number[][];
 
 export const BLOCK_MS = 2_000;
+/** Fewer blocks than this (a short window) give no interval: too few to resample. */
+const MIN_BLOCKS = 15;
 const ITERATIONS = 2_000;
 /** Two-sided: the interval holds the middle 90% of the resampled ratios. */
 const LEVEL = 0.9;
@@ -65,23 +69,23 @@ function resampledP99(blocks: LatencyBlocks, next: () => number): number {
 }
 
 /**
- * The 90% interval of the p99 ratio `window / base`, or undefined when either
- * window's blocks were not kept (or are too few to resample).
+ * The 90% interval of the p99 ratio `window / base`, unrounded, or undefined when
+ * either window's blocks were not kept or are too few to resample.
  */
 export function p99RatioInterval(window: object, base: object): [number, number] | undefined {
   const w = blocksOf.get(window);
   const b = blocksOf.get(base);
-  if (!w || !b || w.length < 5 || b.length < 5) return undefined;
+  if (!w || !b || w.length < MIN_BLOCKS || b.length < MIN_BLOCKS) return undefined;
   const next = random(0x5eed);
   const ratios = new Float64Array(ITERATIONS);
   for (let i = 0; i < ITERATIONS; i++) ratios[i] = resampledP99(w, next) / resampledP99(b, next);
   ratios.sort();
   const tail = (1 - LEVEL) / 2;
-  const at = (q: number) => Math.round(ratios[Math.min(ITERATIONS - 1, Math.floor(q * ITERATIONS))]! * 100) / 100;
+  const at = (q: number) => ratios[Math.min(ITERATIONS - 1, Math.floor(q * ITERATIONS))]!;
   return [at(tail), at(1 - tail)];
 }
 
-/** Where 1.3 (the target) falls against the interval. */
+/** Where the target falls against the (unrounded) interval. */
 export function againstTarget(interval: [number, number] | undefined, target: number): 'below' | 'above' | 'inconclusive' | undefined {
   if (!interval) return undefined;
   if (interval[1] <= target) return 'below';

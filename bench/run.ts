@@ -115,7 +115,7 @@ const vsLatency = (p: Percentiles, base: Percentiles | undefined) => {
     p99_ratio: ratio('p99'),
     p99_added_ms: p.p99 - base.p99,
     p99_within_1_3x: p.p99 <= base.p99 * 1.3,
-    ...(interval ? { p99_ratio_90pct_interval: interval, p99_ratio_vs_1_3: againstTarget(interval, 1.3) } : {}),
+    ...(interval ? { p99_ratio_90pct_interval: interval.map((r) => round(r, 2)), p99_ratio_vs_1_3: againstTarget(interval, 1.3) } : {}),
   };
 };
 const log = (msg: string) => process.stderr.write(`[bench] ${new Date().toISOString().slice(11, 19)} ${msg}\n`);
