@@ -70,8 +70,14 @@ export async function failure(sys: BenchSystem, opts: FailureOptions) {
     if (opts.secondWindow) {
       // The second window is centred on the spread of the first window's third attempts. The
       // wait is idle time: it shows what the failing URL's waiting retries cost.
-      const waitMs = Math.max(0, first.startedAt + THIRD_ATTEMPTS_CENTRE_MS - (performance.timeOrigin + performance.now()));
+      const waitMs = Math.max(0, first.startedAt + THIRD_ATTEMPTS_CENTRE_MS - WARMUP_SECONDS * 1000 - (performance.timeOrigin + performance.now()));
       const waiting = await usageOver(sys.pids, waitMs);
+      // Warm-up after the idle minutes, not measured, as before every other window: the
+      // first events after a quiet spell are slower (connections the pools closed, JIT),
+      // and the windows this one is compared with start warm.
+      const warmup = new Map<string, number>();
+      await offer(sys, acct.userId, opts.rate, WARMUP_SECONDS, warmup);
+      laterIds.push(...warmup.keys());
       const before = requestsFor(failing, first.ids);
       const secondMeter = await startCostMeter(sys);
       const w = await steadyWindow(sys, acct.userId, load, healthy, failing);
