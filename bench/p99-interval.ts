@@ -54,19 +54,35 @@ function random(seed: number): () => number {
   };
 }
 
-function resampledP99(blocks: LatencyBlocks, next: () => number): number {
+/** One resample: from each stratum (a run's window), as many blocks as it has, drawn with replacement. */
+function resampledP99(strata: LatencyBlocks[], next: () => number): number {
   const drawn: number[][] = [];
   let n = 0;
-  for (let i = 0; i < blocks.length; i++) {
-    const b = blocks[Math.floor(next() * blocks.length)]!;
-    drawn.push(b);
-    n += b.length;
+  for (const blocks of strata) {
+    for (let i = 0; i < blocks.length; i++) {
+      const b = blocks[Math.floor(next() * blocks.length)]!;
+      drawn.push(b);
+      n += b.length;
+    }
   }
   const values = new Float64Array(n);
   let at = 0;
   for (const b of drawn) for (const v of b) values[at++] = v;
   return p99(values);
 }
+
+/** The 90% interval of p99(windows) / p99(bases), each side resampled within each of its strata. */
+function ratioInterval(windows: LatencyBlocks[], bases: LatencyBlocks[]): [number, number] {
+  const next = random(0x5eed);
+  const ratios = new Float64Array(ITERATIONS);
+  for (let i = 0; i < ITERATIONS; i++) ratios[i] = resampledP99(windows, next) / resampledP99(bases, next);
+  ratios.sort();
+  const tail = (1 - LEVEL) / 2;
+  const at = (q: number) => ratios[Math.min(ITERATIONS - 1, Math.floor(q * ITERATIONS))]!;
+  return [at(tail), at(1 - tail)];
+}
+
+const enoughBlocks = (blocks: LatencyBlocks | undefined): blocks is LatencyBlocks => !!blocks && blocks.length >= MIN_BLOCKS;
 
 /**
  * The 90% interval of the p99 ratio `window / base`, unrounded, or undefined when
@@ -75,14 +91,29 @@ function resampledP99(blocks: LatencyBlocks, next: () => number): number {
 export function p99RatioInterval(window: object, base: object): [number, number] | undefined {
   const w = blocksOf.get(window);
   const b = blocksOf.get(base);
-  if (!w || !b || w.length < MIN_BLOCKS || b.length < MIN_BLOCKS) return undefined;
-  const next = random(0x5eed);
-  const ratios = new Float64Array(ITERATIONS);
-  for (let i = 0; i < ITERATIONS; i++) ratios[i] = resampledP99(w, next) / resampledP99(b, next);
-  ratios.sort();
-  const tail = (1 - LEVEL) / 2;
-  const at = (q: number) => ratios[Math.min(ITERATIONS - 1, Math.floor(q * ITERATIONS))]!;
-  return [at(tail), at(1 - tail)];
+  return enoughBlocks(w) && enoughBlocks(b) ? ratioInterval([w], [b]) : undefined;
+}
+
+/** The p99 of every latency in these windows' blocks together. */
+export function pooledP99(strata: LatencyBlocks[]): number {
+  return p99(Float64Array.from(strata.flat(2)));
+}
+
+/** The blocks kept for a window's percentiles (what bench/run.ts saves for pooling runs). */
+export function blocksFor(percentiles: object): LatencyBlocks | undefined {
+  return blocksOf.get(percentiles);
+}
+
+/**
+ * Several runs' windows pooled (bench/pool.ts): the ratio of the p99 of all the failure
+ * windows' latencies to the p99 of all their baselines', and its 90% interval, each run's
+ * window resampled within itself (a stratified block bootstrap), so that a run in a busy
+ * hour moves both sides of its ratio together. Runs are paired: `windows[i]` was held
+ * against `bases[i]`. Undefined when a window has too few blocks.
+ */
+export function pooledP99Ratio(windows: LatencyBlocks[], bases: LatencyBlocks[]): { ratio: number; interval: [number, number] } | undefined {
+  if (windows.length === 0 || windows.length !== bases.length || ![...windows, ...bases].every(enoughBlocks)) return undefined;
+  return { ratio: pooledP99(windows) / pooledP99(bases), interval: ratioInterval(windows, bases) };
 }
 
 /** Where the target falls against the (unrounded) interval. */

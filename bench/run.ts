@@ -15,6 +15,7 @@ import { retry } from './retry-scenario';
 import { saturation } from './saturation-scenario';
 import { correctness, P99_RATIO_TARGET, performanceTargets, capacity } from './targets';
 import { type BenchSystem, startBenchSystem } from './system';
+import { saveWindowBlocks, windowBlocks } from './window-blocks';
 
 /**
  * `npm run bench [-- --quick] [--only floor,burst,latency,api,failure,retry,saturation,ceiling,backlog]
@@ -214,6 +215,7 @@ const doc = {
   budgets_ms: budget,
   services: { postgres: process.env.DATABASE_URL ? 'external' : 'embedded', temporal: process.env.TEMPORAL_ADDRESS ? 'external' : 'dev server (in-memory SQLite)' },
   engine_env: BASE_ENV,
+  failing_endpoint: failingEndpoint,
   seconds_total: round((performance.now() - started) / 1000),
   seconds_per_scenario: seconds,
   // Sampled from /proc/<pid>/status every 500 ms over the whole run.
@@ -226,5 +228,8 @@ const json = JSON.stringify(doc, null, 2);
 process.stdout.write(json + '\n');
 const dir = path.resolve('bench/results');
 mkdirSync(dir, { recursive: true });
-writeFileSync(path.join(dir, `${doc.date.replace(/[:.]/g, '-')}.json`), json + '\n');
+const file = path.join(dir, `${doc.date.replace(/[:.]/g, '-')}.json`);
+writeFileSync(file, json + '\n');
+// Beside it, each steady window's latencies by block: what `npm run bench:pool` pools across runs.
+saveWindowBlocks(file, windowBlocks(results));
 process.exit(doc.targets.correctness.met ? 0 : 1);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { againstTarget, keepBlocks, type LatencyBlocks, p99RatioInterval } from '../../bench/p99-interval';
+import { againstTarget, keepBlocks, type LatencyBlocks, p99RatioInterval, pooledP99, pooledP99Ratio } from '../../bench/p99-interval';
 
 /** A window of `n` blocks of `size` latencies each, from `value(block, i)`. */
 const windowOf = (n: number, value: (block: number, i: number) => number, size = 40) => {
@@ -92,5 +92,56 @@ describe('p99RatioInterval (the bench failure scenario)', () => {
 
     expect(p99RatioInterval(windowOf(14, steady), flat)).toBeUndefined();
     expect(p99RatioInterval({}, flat)).toBeUndefined();
+  });
+});
+
+describe('pooledP99Ratio (npm run bench:pool)', () => {
+  const blocksOf = (n: number, value: (block: number, i: number) => number, size = 40): LatencyBlocks =>
+    Array.from({ length: n }, (_, b) => Array.from({ length: size }, (_, i) => value(b, i)));
+  const noisy = (seed: number) => (b: number, i: number) => 10 + ((b * 7919 + i * 104_729 * seed) % 4_001) / 100 + (b === seed ? 30 : 0);
+
+  it('of one run is that run: the same ratio and interval as the bench gives it', () => {
+    const w = blocksOf(30, noisy(3));
+    const b = blocksOf(30, noisy(5));
+    const pw = {};
+    const pb = {};
+    keepBlocks(pw, w);
+    keepBlocks(pb, b);
+    const pooled = pooledP99Ratio([w], [b])!;
+    expect(pooled.interval).toEqual(p99RatioInterval(pw, pb));
+    expect(pooled.ratio).toBeCloseTo(pooledP99([w]) / pooledP99([b]), 12);
+  });
+
+  it('takes the p99 of all the runs’ latencies together', () => {
+    // 30 blocks of 1..100 and 30 of 101..200: 6,000 values, the 5,940th smallest is 198.
+    expect(pooledP99([blocksOf(30, (_b, i) => i + 1, 100), blocksOf(30, (_b, i) => i + 101, 100)])).toBe(198);
+  });
+
+  it('resamples each run within itself, so a busy run moves both sides of its ratio together', () => {
+    // Two runs, one twice as slow throughout as the other, each window like its baseline.
+    // Within a run every block is alike, so a resample within runs is the runs themselves
+    // (ratio exactly 1); drawing blocks from both runs at once would mix them and spread it.
+    const quiet = blocksOf(30, steady);
+    const busy = blocksOf(30, (b, i) => 2 * steady(b, i));
+    expect(pooledP99Ratio([quiet, busy], [quiet, busy])).toEqual({ ratio: 1, interval: [1, 1] });
+  });
+
+  it('narrows with more runs', () => {
+    const one = pooledP99Ratio([blocksOf(30, noisy(1))], [blocksOf(30, noisy(2))])!;
+    const seeds = [1, 3, 5, 7, 9, 11];
+    const six = pooledP99Ratio(
+      seeds.map((s) => blocksOf(30, noisy(s))),
+      seeds.map((s) => blocksOf(30, noisy(s + 1))),
+    )!;
+    // Each run has a stalled block, so the pooled tail still hangs on how often they are drawn:
+    // not the √6 of independent samples, but a third narrower at least (here 0.82 → 0.52).
+    expect(six.interval[1] - six.interval[0]).toBeLessThan(0.67 * (one.interval[1] - one.interval[0]));
+  });
+
+  it('gives nothing for unpaired runs, no runs, or a window too short to resample', () => {
+    const w = blocksOf(30, steady);
+    expect(pooledP99Ratio([w, w], [w])).toBeUndefined();
+    expect(pooledP99Ratio([], [])).toBeUndefined();
+    expect(pooledP99Ratio([w, blocksOf(14, steady)], [w, w])).toBeUndefined();
   });
 });
