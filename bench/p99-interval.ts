@@ -6,10 +6,12 @@
  * bootstrap says how far it could move from the windows' own sampling: each window is
  * cut into BLOCK_MS blocks of publish time (a stall stays inside its block), blocks are
  * drawn with replacement into as many as the window had, and the ratio of the two
- * resampled p99s is taken, ITERATIONS times. Two things it does not cover: latencies
- * that depend on each other for longer than a block (a queue left by a stall), which
- * make the interval too narrow; and the machine drifting between two windows minutes
- * apart, which the failure scenario's two no-failure windows show.
+ * resampled p99s is taken, ITERATIONS times. Two things one run's interval does not
+ * cover: latencies that depend on each other for longer than a block (a queue left by a
+ * stall), which make the interval too narrow; and the machine drifting between two
+ * windows minutes apart, which the failure scenario's two no-failure windows show.
+ * Pooling several runs (`npm run bench:pool`) draws the runs too, so the drift of each
+ * run's pair of windows enters the pooled interval.
  */
 
 /** Latencies (ms) of a window, by block of publish time. */
@@ -54,16 +56,14 @@ function random(seed: number): () => number {
   };
 }
 
-/** One resample: from each stratum (a run's window), as many blocks as it has, drawn with replacement. */
-function resampledP99(strata: LatencyBlocks[], next: () => number): number {
+/** One resample of a window: as many blocks as it has, drawn with replacement. */
+function resampledP99(blocks: LatencyBlocks, next: () => number): number {
   const drawn: number[][] = [];
   let n = 0;
-  for (const blocks of strata) {
-    for (let i = 0; i < blocks.length; i++) {
-      const b = blocks[Math.floor(next() * blocks.length)]!;
-      drawn.push(b);
-      n += b.length;
-    }
+  for (let i = 0; i < blocks.length; i++) {
+    const b = blocks[Math.floor(next() * blocks.length)]!;
+    drawn.push(b);
+    n += b.length;
   }
   const values = new Float64Array(n);
   let at = 0;
@@ -71,32 +71,47 @@ function resampledP99(strata: LatencyBlocks[], next: () => number): number {
   return p99(values);
 }
 
-/** The 90% interval of p99(windows) / p99(bases), each side resampled within each of its strata. */
+/** The geometric mean: ratios of 0.8 and 1.25 average to 1 (one value is itself, unrounded by exp∘log). */
+const geometricMean = (values: number[]) => (values.length === 1 ? values[0]! : Math.exp(values.reduce((sum, v) => sum + Math.log(v), 0) / values.length));
+
+/**
+ * The 90% interval of the geometric mean over runs of p99(window) / p99(base), each
+ * window resampled by its blocks. With several runs (`windows[i]` held against
+ * `bases[i]`), each resample first draws as many runs as there are, with replacement,
+ * so that how far the runs differ from each other (a busy hour, the drift between a
+ * window and its baseline) widens the interval too; one run is resampled by its blocks
+ * alone, as the bench does for each run.
+ */
 function ratioInterval(windows: LatencyBlocks[], bases: LatencyBlocks[]): [number, number] {
   const next = random(0x5eed);
   const ratios = new Float64Array(ITERATIONS);
-  for (let i = 0; i < ITERATIONS; i++) ratios[i] = resampledP99(windows, next) / resampledP99(bases, next);
+  const runs = windows.length;
+  for (let i = 0; i < ITERATIONS; i++) {
+    const drawn = runs === 1 ? [0] : Array.from({ length: runs }, () => Math.floor(next() * runs));
+    ratios[i] = geometricMean(drawn.map((r) => resampledP99(windows[r]!, next) / resampledP99(bases[r]!, next)));
+  }
   ratios.sort();
   const tail = (1 - LEVEL) / 2;
   const at = (q: number) => ratios[Math.min(ITERATIONS - 1, Math.floor(q * ITERATIONS))]!;
   return [at(tail), at(1 - tail)];
 }
 
-const enoughBlocks = (blocks: LatencyBlocks | undefined): blocks is LatencyBlocks => !!blocks && blocks.length >= MIN_BLOCKS;
+/** Enough blocks to resample (bench/pool.ts leaves out a window with fewer). */
+export const enoughBlocks = (blocks: LatencyBlocks | undefined): blocks is LatencyBlocks => !!blocks && blocks.length >= MIN_BLOCKS;
 
 /**
  * The 90% interval of the p99 ratio `window / base`, unrounded, or undefined when
  * either window's blocks were not kept or are too few to resample.
  */
 export function p99RatioInterval(window: object, base: object): [number, number] | undefined {
-  const w = blocksOf.get(window);
-  const b = blocksOf.get(base);
+  const w = blocksFor(window);
+  const b = blocksFor(base);
   return enoughBlocks(w) && enoughBlocks(b) ? ratioInterval([w], [b]) : undefined;
 }
 
-/** The p99 of every latency in these windows' blocks together. */
-export function pooledP99(strata: LatencyBlocks[]): number {
-  return p99(Float64Array.from(strata.flat(2)));
+/** A window's p99 from its blocks, as the bench takes it. */
+export function p99OfBlocks(blocks: LatencyBlocks): number {
+  return p99(Float64Array.from(blocks.flat()));
 }
 
 /** The blocks kept for a window's percentiles (what bench/run.ts saves for pooling runs). */
@@ -105,15 +120,16 @@ export function blocksFor(percentiles: object): LatencyBlocks | undefined {
 }
 
 /**
- * Several runs' windows pooled (bench/pool.ts): the ratio of the p99 of all the failure
- * windows' latencies to the p99 of all their baselines', and its 90% interval, each run's
- * window resampled within itself (a stratified block bootstrap), so that a run in a busy
- * hour moves both sides of its ratio together. Runs are paired: `windows[i]` was held
- * against `bases[i]`. Undefined when a window has too few blocks.
+ * Several runs pooled (bench/pool.ts): the geometric mean of the runs' p99 ratios, each
+ * run weighing the same whatever its hour (the p99 of all their latencies together would
+ * be the busiest run's), and its 90% interval (runs drawn, then each window by its
+ * blocks: a two-stage bootstrap). `windows[i]` was held against `bases[i]`. Undefined
+ * when there is no run or a window has too few blocks.
  */
 export function pooledP99Ratio(windows: LatencyBlocks[], bases: LatencyBlocks[]): { ratio: number; interval: [number, number] } | undefined {
   if (windows.length === 0 || windows.length !== bases.length || ![...windows, ...bases].every(enoughBlocks)) return undefined;
-  return { ratio: pooledP99(windows) / pooledP99(bases), interval: ratioInterval(windows, bases) };
+  const ratio = geometricMean(windows.map((w, i) => p99OfBlocks(w) / p99OfBlocks(bases[i]!)));
+  return { ratio, interval: ratioInterval(windows, bases) };
 }
 
 /** Where the target falls against the (unrounded) interval. */

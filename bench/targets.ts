@@ -4,13 +4,14 @@ import { round } from './processes';
 type Results = Record<string, unknown>;
 type Cpu = Record<string, number>;
 
-const field = (results: Results, scenario: string, ...keys: string[]): unknown => {
-  let v: unknown = results[scenario];
-  for (const k of keys) v = v && typeof v === 'object' ? (v as Record<string, unknown>)[k] : undefined;
+/** The value at `results[scenario][key]…`, or undefined where the path ends early. */
+export const field = (results: Results, ...path: string[]): unknown => {
+  let v: unknown = results;
+  for (const k of path) v = v && typeof v === 'object' ? (v as Record<string, unknown>)[k] : undefined;
   return v;
 };
-const numberAt = (results: Results, scenario: string, ...keys: string[]) => {
-  const v = field(results, scenario, ...keys);
+const numberAt = (results: Results, ...path: string[]) => {
+  const v = field(results, ...path);
   return typeof v === 'number' && Number.isFinite(v) ? v : null;
 };
 const target = (limit: string, now: number | null, met: (n: number) => boolean) => ({ target: limit, now, met: now === null ? null : met(now) });
@@ -18,22 +19,44 @@ const target = (limit: string, now: number | null, met: (n: number) => boolean) 
 /** With one of three endpoints failing, the healthy p99 within this many times the no-failure p99. */
 export const P99_RATIO_TARGET = 1.3;
 
+/** The windows of steady load the ratios compare, by where their results sit. */
+export const STEADY_WINDOWS = {
+  latency: ['latency'],
+  failure: ['failure'],
+  'failure.while_earlier_retries_due': ['failure', 'while_earlier_retries_due'],
+  'failure.no_failure_after': ['failure', 'no_failure_after'],
+} as const satisfies Record<string, readonly [string, ...string[]]>;
+export type WindowName = keyof typeof STEADY_WINDOWS;
+
+/** What a failure window's comparison with each baseline is called in its results. */
+const VS = { latency: 'vs_latency_scenario', 'failure.no_failure_after': 'vs_no_failure_after' } as const;
+
+/**
+ * Each failure window and the no-failure windows it may be held against, the nearest
+ * first: the first window against the latency scenario (the scenario before it, or
+ * before the API scenario in a full run), the second against the one measured a minute
+ * after it, or the latency scenario's when that was not measured. `targets` and
+ * `npm run bench:pool` both pair by this.
+ */
+export const FAILURE_COMPARISONS = {
+  first_window: { window: 'failure', baselines: ['latency'] },
+  while_earlier_retries_due: { window: 'failure.while_earlier_retries_due', baselines: ['failure.no_failure_after', 'latency'] },
+} as const satisfies Record<string, { window: WindowName; baselines: readonly (keyof typeof VS)[] }>;
+type Comparison = keyof typeof FAILURE_COMPARISONS;
+
 /** `now` is null when the scenario did not run (or failed before measuring). */
 export function performanceTargets(results: Results, latencyRate: number) {
-  // Each failure window against the nearest no-failure window: the first against the
-  // latency scenario (the scenario before it, or before the API scenario in a full run),
-  // the second against the one measured a minute after it (the latency scenario's, when
-  // that was not measured).
-  const secondVsAfter = numberAt(results, 'failure', 'while_earlier_retries_due', 'vs_no_failure_after', 'p99_ratio');
-  const secondVsLatency = numberAt(results, 'failure', 'while_earlier_retries_due', 'vs_latency_scenario', 'p99_ratio');
-  const ratios = {
-    first_window: numberAt(results, 'failure', 'vs_latency_scenario', 'p99_ratio'),
-    while_earlier_retries_due: secondVsAfter ?? secondVsLatency,
+  const at = (window: WindowName, ...keys: string[]) => numberAt(results, ...STEADY_WINDOWS[window], ...keys);
+  const compared = (name: Comparison) => {
+    const { window, baselines } = FAILURE_COMPARISONS[name];
+    const baseline = baselines.find((b) => at(window, VS[b], 'p99_ratio') !== null) ?? baselines[baselines.length - 1]!;
+    return { baseline, ratio: at(window, VS[baseline], 'p99_ratio'), path: [...STEADY_WINDOWS[window], VS[baseline]] };
   };
+  const comparisons = { first_window: compared('first_window'), while_earlier_retries_due: compared('while_earlier_retries_due') };
+  const ratios = { first_window: comparisons.first_window.ratio, while_earlier_retries_due: comparisons.while_earlier_retries_due.ratio };
   // Each ratio's 90% interval from its windows' own sampling, and where the target falls
   // against it, read from the same comparison as the ratio.
-  const comparisonOf = { first_window: ['vs_latency_scenario'], while_earlier_retries_due: ['while_earlier_retries_due', secondVsAfter !== null ? 'vs_no_failure_after' : 'vs_latency_scenario'] };
-  const perWindow = (key: string) => Object.fromEntries(Object.entries(comparisonOf).map(([w, path]) => [w, field(results, 'failure', ...path, key) ?? null]));
+  const perWindow = (key: string) => Object.fromEntries(Object.entries(comparisons).map(([w, c]) => [w, field(results, ...c.path, key) ?? null]));
   const driftBetweenBaselines = numberAt(results, 'failure', 'no_failure_after', 'vs_latency_scenario', 'p99_ratio');
   const measured = Object.values(ratios).filter((r): r is number => r !== null);
   return {
@@ -45,8 +68,8 @@ export function performanceTargets(results: Results, latencyRate: number) {
       windows: ratios,
       windows_90pct_interval: perWindow('p99_ratio_90pct_interval'),
       windows_vs_1_3: perWindow('p99_ratio_vs_1_3'),
-      second_window_baseline: secondVsAfter !== null ? 'no_failure_after' : 'latency scenario',
-      second_window_vs_latency_scenario: secondVsLatency,
+      second_window_baseline: comparisons.while_earlier_retries_due.baseline === 'failure.no_failure_after' ? 'no_failure_after' : 'latency scenario',
+      second_window_vs_latency_scenario: at('failure.while_earlier_retries_due', VS.latency, 'p99_ratio'),
       // The same load without a failing endpoint, ~8 minutes apart: the noise the ratio sits in.
       no_failure_p99_after_vs_before: driftBetweenBaselines,
       ...(ratios.while_earlier_retries_due === null && ratios.first_window !== null ? { note: 'second window not measured (quick mode): first window only' } : {}),

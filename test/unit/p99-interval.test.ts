@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { againstTarget, keepBlocks, type LatencyBlocks, p99RatioInterval, pooledP99, pooledP99Ratio } from '../../bench/p99-interval';
+import { againstTarget, keepBlocks, type LatencyBlocks, p99OfBlocks, p99RatioInterval, pooledP99Ratio } from '../../bench/p99-interval';
+import { percentiles } from '../../bench/receivers';
 
 /** A window of `n` blocks of `size` latencies each, from `value(block, i)`. */
 const windowOf = (n: number, value: (block: number, i: number) => number, size = 40) => {
@@ -100,30 +101,54 @@ describe('pooledP99Ratio (npm run bench:pool)', () => {
     Array.from({ length: n }, (_, b) => Array.from({ length: size }, (_, i) => value(b, i)));
   const noisy = (seed: number) => (b: number, i: number) => 10 + ((b * 7919 + i * 104_729 * seed) % 4_001) / 100 + (b === seed ? 30 : 0);
 
-  it('of one run is that run: the same ratio and interval as the bench gives it', () => {
-    const w = blocksOf(30, noisy(3));
-    const b = blocksOf(30, noisy(5));
-    const pw = {};
-    const pb = {};
-    keepBlocks(pw, w);
-    keepBlocks(pb, b);
-    const pooled = pooledP99Ratio([w], [b])!;
-    expect(pooled.interval).toEqual(p99RatioInterval(pw, pb));
-    expect(pooled.ratio).toBeCloseTo(pooledP99([w]) / pooledP99([b]), 12);
+  it('of one run gives the interval the bench gave one run before pooling existed', () => {
+    // Computed with bench/p99-interval.ts at 25e419c, before runs could be pooled.
+    const one = (seed: number) => blocksOf(30, (b, i) => 10 + ((b * 7919 + i * 104_729 * seed) % 4_001) / 100 + (b === seed ? 40 : 0), 80);
+    const p = (blocks: LatencyBlocks) => {
+      const percentilesObject = {};
+      keepBlocks(percentilesObject, blocks);
+      return percentilesObject;
+    };
+    expect(p99RatioInterval(p(one(1)), p(one(4)))).toEqual([0.5936751317680883, 1.70137207425343]);
+    expect(pooledP99Ratio([one(1)], [one(4)])!.interval).toEqual([0.5936751317680883, 1.70137207425343]);
   });
 
-  it('takes the p99 of all the runs’ latencies together', () => {
-    // 30 blocks of 1..100 and 30 of 101..200: 6,000 values, the 5,940th smallest is 198.
-    expect(pooledP99([blocksOf(30, (_b, i) => i + 1, 100), blocksOf(30, (_b, i) => i + 101, 100)])).toBe(198);
+  it('takes each window’s p99 as the bench does', () => {
+    const blocks = blocksOf(20, noisy(7), 55);
+    expect(Math.round(p99OfBlocks(blocks))).toBe(percentiles(blocks.flat()).p99);
+    // 30 blocks of 1..100: 3,000 values, the 2,970th smallest is 99.
+    expect(p99OfBlocks(blocksOf(30, (_b, i) => i + 1, 100))).toBe(99);
   });
 
-  it('resamples each run within itself, so a busy run moves both sides of its ratio together', () => {
-    // Two runs, one twice as slow throughout as the other, each window like its baseline.
-    // Within a run every block is alike, so a resample within runs is the runs themselves
-    // (ratio exactly 1); drawing blocks from both runs at once would mix them and spread it.
-    const quiet = blocksOf(30, steady);
-    const busy = blocksOf(30, (b, i) => 2 * steady(b, i));
-    expect(pooledP99Ratio([quiet, busy], [quiet, busy])).toEqual({ ratio: 1, interval: [1, 1] });
+  it('is the geometric mean of the runs’ ratios, each run weighing the same whatever its hour', () => {
+    // A quiet run whose window is 1.6× its baseline, and a run twice as slow throughout
+    // whose window is 1.0× its baseline. The p99 of all their latencies together would
+    // be the busy run's (58 / 58 ms: 1.0); each run weighing the same gives √1.6.
+    const quietBase = blocksOf(30, steady);
+    const busyBase = blocksOf(30, (b, i) => 2 * steady(b, i));
+    const pooled = pooledP99Ratio([blocksOf(30, (b, i) => 1.6 * steady(b, i)), busyBase], [quietBase, busyBase])!;
+    expect(pooled.ratio).toBeCloseTo(Math.sqrt(1.6), 10);
+  });
+
+  it('widens with the runs’ disagreement, which no run’s blocks show', () => {
+    // Within each run every block is alike, so only drawing the runs can spread the
+    // interval: a quarter of the resamples draw the 1.0 run twice, a quarter the 1.6
+    // run twice, so the 90% interval spans both runs' ratios.
+    const base = blocksOf(30, steady);
+    const pooled = pooledP99Ratio([base, blocksOf(30, (b, i) => 1.6 * steady(b, i))], [base, base])!;
+    expect(pooled.interval[0]).toBeCloseTo(1, 10);
+    expect(pooled.interval[1]).toBeCloseTo(1.6, 10);
+  });
+
+  it('keeps each run’s window with its own baseline', () => {
+    // Run 1: 2× its baseline; run 2: 1.5×. The mean is the same however windows and
+    // baselines pair (the product of the ratios is), but the interval is not: paired,
+    // it spans the runs' 1.5 and 2; held against each other's baselines, 1 and 3.
+    const s = (k: number) => blocksOf(30, (b, i) => k * steady(b, i));
+    const pooled = pooledP99Ratio([s(2), s(3)], [s(1), s(2)])!;
+    expect(pooled.ratio).toBeCloseTo(Math.sqrt(3), 10);
+    expect(pooled.interval[0]).toBeCloseTo(1.5, 10);
+    expect(pooled.interval[1]).toBeCloseTo(2, 10);
   });
 
   it('narrows with more runs', () => {
@@ -133,8 +158,6 @@ describe('pooledP99Ratio (npm run bench:pool)', () => {
       seeds.map((s) => blocksOf(30, noisy(s))),
       seeds.map((s) => blocksOf(30, noisy(s + 1))),
     )!;
-    // Each run has a stalled block, so the pooled tail still hangs on how often they are drawn:
-    // not the √6 of independent samples, but a third narrower at least (here 0.82 → 0.52).
     expect(six.interval[1] - six.interval[0]).toBeLessThan(0.67 * (one.interval[1] - one.interval[0]));
   });
 
