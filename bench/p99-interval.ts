@@ -10,8 +10,8 @@
  * cover: latencies that depend on each other for longer than a block (a queue left by a
  * stall), which make the interval too narrow; and the machine drifting between two
  * windows minutes apart, which the failure scenario's two no-failure windows show.
- * Pooling several runs (`npm run bench:pool`) draws the runs too, so the drift of each
- * run's pair of windows enters the pooled interval.
+ * Pooling several runs (`npm run bench:pool`) takes the interval over the runs' ratios
+ * instead, so the drift of each run's pair of windows enters it.
  */
 
 /** Latencies (ms) of a window, by block of publish time. */
@@ -71,29 +71,37 @@ function resampledP99(blocks: LatencyBlocks, next: () => number): number {
   return p99(values);
 }
 
-/** The geometric mean: ratios of 0.8 and 1.25 average to 1 (one value is itself, unrounded by exp∘log). */
-const geometricMean = (values: number[]) => (values.length === 1 ? values[0]! : Math.exp(values.reduce((sum, v) => sum + Math.log(v), 0) / values.length));
-
-/**
- * The 90% interval of the geometric mean over runs of p99(window) / p99(base), each
- * window resampled by its blocks. With several runs (`windows[i]` held against
- * `bases[i]`), each resample first draws as many runs as there are, with replacement,
- * so that how far the runs differ from each other (a busy hour, the drift between a
- * window and its baseline) widens the interval too; one run is resampled by its blocks
- * alone, as the bench does for each run.
- */
-function ratioInterval(windows: LatencyBlocks[], bases: LatencyBlocks[]): [number, number] {
+/** The 90% interval of the p99 ratio `window / base` from the two windows' blocks. */
+function ratioInterval(window: LatencyBlocks, base: LatencyBlocks): [number, number] {
   const next = random(0x5eed);
   const ratios = new Float64Array(ITERATIONS);
-  const runs = windows.length;
-  for (let i = 0; i < ITERATIONS; i++) {
-    const drawn = runs === 1 ? [0] : Array.from({ length: runs }, () => Math.floor(next() * runs));
-    ratios[i] = geometricMean(drawn.map((r) => resampledP99(windows[r]!, next) / resampledP99(bases[r]!, next)));
-  }
+  for (let i = 0; i < ITERATIONS; i++) ratios[i] = resampledP99(window, next) / resampledP99(base, next);
   ratios.sort();
   const tail = (1 - LEVEL) / 2;
   const at = (q: number) => ratios[Math.min(ITERATIONS - 1, Math.floor(q * ITERATIONS))]!;
   return [at(tail), at(1 - tail)];
+}
+
+/**
+ * Student's t, the 95% quantile (one side of a 90% interval) for 1–30 degrees of
+ * freedom; beyond 30 the last, a little wider than the normal's 1.645.
+ */
+const T_95 = [6.314, 2.92, 2.353, 2.132, 2.015, 1.943, 1.895, 1.86, 1.833, 1.812, 1.796, 1.782, 1.771, 1.761, 1.753, 1.746, 1.74, 1.734, 1.729, 1.725, 1.721, 1.717, 1.714, 1.711, 1.708, 1.706, 1.703, 1.701, 1.699, 1.697];
+
+/**
+ * The geometric mean of runs' ratios and its 90% interval: each run's log ratio is one
+ * replicate, its own sampling noise included, so the t interval of their mean covers
+ * both that noise and how far the runs differ from each other (a busy hour, the drift
+ * between a window and its baseline), and stays honest with a handful of runs, where a
+ * bootstrap over so few is too narrow.
+ */
+function meanOfRuns(ratios: number[]): { ratio: number; interval: [number, number] } {
+  const logs = ratios.map(Math.log);
+  const n = logs.length;
+  const mean = logs.reduce((a, b) => a + b, 0) / n;
+  const sd = Math.sqrt(logs.reduce((a, b) => a + (b - mean) ** 2, 0) / (n - 1));
+  const half = T_95[Math.min(n - 1, T_95.length) - 1]! * (sd / Math.sqrt(n));
+  return { ratio: Math.exp(mean), interval: [Math.exp(mean - half), Math.exp(mean + half)] };
 }
 
 /** Enough blocks to resample (bench/pool.ts leaves out a window with fewer). */
@@ -106,7 +114,7 @@ export const enoughBlocks = (blocks: LatencyBlocks | undefined): blocks is Laten
 export function p99RatioInterval(window: object, base: object): [number, number] | undefined {
   const w = blocksFor(window);
   const b = blocksFor(base);
-  return enoughBlocks(w) && enoughBlocks(b) ? ratioInterval([w], [b]) : undefined;
+  return enoughBlocks(w) && enoughBlocks(b) ? ratioInterval(w, b) : undefined;
 }
 
 /** A window's p99 from its blocks, as the bench takes it. */
@@ -122,14 +130,14 @@ export function blocksFor(percentiles: object): LatencyBlocks | undefined {
 /**
  * Several runs pooled (bench/pool.ts): the geometric mean of the runs' p99 ratios, each
  * run weighing the same whatever its hour (the p99 of all their latencies together would
- * be the busiest run's), and its 90% interval (runs drawn, then each window by its
- * blocks: a two-stage bootstrap). `windows[i]` was held against `bases[i]`. Undefined
- * when there is no run or a window has too few blocks.
+ * be the busiest run's), with its 90% interval over the runs (one run: its blocks').
+ * `windows[i]` was held against `bases[i]`. Undefined when there is no run or a window
+ * has too few blocks.
  */
 export function pooledP99Ratio(windows: LatencyBlocks[], bases: LatencyBlocks[]): { ratio: number; interval: [number, number] } | undefined {
   if (windows.length === 0 || windows.length !== bases.length || ![...windows, ...bases].every(enoughBlocks)) return undefined;
-  const ratio = geometricMean(windows.map((w, i) => p99OfBlocks(w) / p99OfBlocks(bases[i]!)));
-  return { ratio, interval: ratioInterval(windows, bases) };
+  const ratios = windows.map((w, i) => p99OfBlocks(w) / p99OfBlocks(bases[i]!));
+  return ratios.length === 1 ? { ratio: ratios[0]!, interval: ratioInterval(windows[0]!, bases[0]!) } : meanOfRuns(ratios);
 }
 
 /** Where the target falls against the (unrounded) interval. */

@@ -5,8 +5,8 @@ import type { WindowBlocks } from './window-blocks';
 
 /**
  * The failure target (issue #14) over several runs: the geometric mean of the runs'
- * p99 ratios, each run weighing the same, with its 90% interval (bench/p99-interval.ts:
- * runs drawn, then each window's blocks), and a verdict on 1.3. Windows pair as in
+ * p99 ratios, each run weighing the same, with its 90% interval over the runs
+ * (bench/p99-interval.ts), and a verdict on 1.3. Windows pair as in
  * `targets` (FAILURE_COMPARISONS). A window that lost deliveries (not received within
  * the bench's wait: the slowest ones, which would bias its p99 low), had publish errors
  * or too few blocks is left out, and its run with it for that comparison; the second
@@ -54,7 +54,7 @@ function poolComparison(runs: PoolRun[], name: Comparison) {
           p99_ratio_vs_1_3: againstTarget(result.interval, P99_RATIO_TARGET)!,
         }
       : {}),
-    // Each run's own, from unrounded p99s (its JSON divides rounded ones: ±0.01).
+    // Each run's own, from unrounded p99s (its JSON divides p99s rounded to the ms, a few hundredths apart).
     per_run: pairs.map((p) => {
       const [window, base] = [p99OfBlocks(p.window), p99OfBlocks(p.base)];
       return { file: p.file, baseline: p.baseline, window_p99_ms: round(window), baseline_p99_ms: round(base), p99_ratio: round(window / base, 2) };

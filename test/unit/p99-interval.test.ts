@@ -131,24 +131,29 @@ describe('pooledP99Ratio (npm run bench:pool)', () => {
   });
 
   it('widens with the runs’ disagreement, which no run’s blocks show', () => {
-    // Within each run every block is alike, so only drawing the runs can spread the
-    // interval: a quarter of the resamples draw the 1.0 run twice, a quarter the 1.6
-    // run twice, so the 90% interval spans both runs' ratios.
+    // Within each run every block is alike, so each run alone is sure of its ratio; two
+    // runs that disagree (1.0 and 1.6) give an interval over both: the t interval of
+    // their log ratios' mean, with one degree of freedom.
     const base = blocksOf(30, steady);
     const pooled = pooledP99Ratio([base, blocksOf(30, (b, i) => 1.6 * steady(b, i))], [base, base])!;
-    expect(pooled.interval[0]).toBeCloseTo(1, 10);
-    expect(pooled.interval[1]).toBeCloseTo(1.6, 10);
+    const half = 6.314 * (Math.log(1.6) / Math.SQRT2 / Math.SQRT2);
+    expect(pooled.interval[0]).toBeCloseTo(Math.exp(Math.log(1.6) / 2 - half), 10);
+    expect(pooled.interval[1]).toBeCloseTo(Math.exp(Math.log(1.6) / 2 + half), 10);
+    // Runs that agree: as sure as they are.
+    expect(pooledP99Ratio([base, base, base], [base, base, base])).toEqual({ ratio: 1, interval: [1, 1] });
   });
 
   it('keeps each run’s window with its own baseline', () => {
     // Run 1: 2× its baseline; run 2: 1.5×. The mean is the same however windows and
-    // baselines pair (the product of the ratios is), but the interval is not: paired,
-    // it spans the runs' 1.5 and 2; held against each other's baselines, 1 and 3.
+    // baselines pair (the product of the ratios is), but the spread is not: held
+    // against each other's baselines, the runs would say 1 and 3.
     const s = (k: number) => blocksOf(30, (b, i) => k * steady(b, i));
-    const pooled = pooledP99Ratio([s(2), s(3)], [s(1), s(2)])!;
-    expect(pooled.ratio).toBeCloseTo(Math.sqrt(3), 10);
-    expect(pooled.interval[0]).toBeCloseTo(1.5, 10);
-    expect(pooled.interval[1]).toBeCloseTo(2, 10);
+    const paired = pooledP99Ratio([s(2), s(3)], [s(1), s(2)])!;
+    const swapped = pooledP99Ratio([s(2), s(3)], [s(2), s(1)])!;
+    expect(paired.ratio).toBeCloseTo(Math.sqrt(3), 10);
+    expect(swapped.ratio).toBeCloseTo(Math.sqrt(3), 10);
+    expect(paired.interval[1] / paired.interval[0]).toBeCloseTo((2 / 1.5) ** 6.314, 8);
+    expect(swapped.interval[1] / swapped.interval[0]).toBeCloseTo(3 ** 6.314, 8);
   });
 
   it('narrows with more runs', () => {
