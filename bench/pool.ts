@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { type PoolRun, poolRuns } from './pooled-ratio';
-import { loadWindowBlocks } from './window-blocks';
+import { isBlocksFile, loadWindowBlocks } from './window-blocks';
 
 /**
  * `npm run bench:pool -- bench/results/<date>.json …`
@@ -18,7 +18,7 @@ const skip = (file: string, why: string) => process.stderr.write(`[pool] ${path.
 const runs: (PoolRun & { load: string; date: string })[] = [];
 const seen = new Set<string>();
 for (const file of positionals) {
-  if (file.endsWith('.latency-blocks.json')) continue; // the companion of a results file
+  if (isBlocksFile(file)) continue; // the companion of a results file
   if (!file.endsWith('.json')) {
     skip(file, 'not a results file (.json)');
     continue;

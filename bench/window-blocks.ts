@@ -20,7 +20,10 @@ export function windowBlocks(results: Record<string, unknown>): WindowBlocks {
   return out;
 }
 
-export const blocksFileOf = (resultsFile: string) => resultsFile.replace(/\.json$/, '.latency-blocks.json');
+const SUFFIX = '.latency-blocks.json';
+export const blocksFileOf = (resultsFile: string) => resultsFile.replace(/\.json$/, SUFFIX);
+/** A latency-blocks file rather than a run's results. */
+export const isBlocksFile = (file: string) => file.endsWith(SUFFIX);
 
 export function saveWindowBlocks(resultsFile: string, blocks: WindowBlocks): void {
   if (Object.keys(blocks).length > 0) writeFileSync(blocksFileOf(resultsFile), JSON.stringify(blocks) + '\n');
