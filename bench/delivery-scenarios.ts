@@ -21,7 +21,7 @@ export const lostOn = (receivers: BenchReceiver[], ids: string[]) => ids.filter(
 /** 1. Burst: N events as fast as the operator API accepts them (32 in flight), 3 webhooks each. */
 export async function burst(sys: BenchSystem, n: number, waitMs: number) {
   const { acct, receivers } = await threeReceivers(sys, 'burst');
-  const meter = await startCostMeter(sys);
+  const meter = await startCostMeter(sys, 'burst');
   const t0 = performance.now();
   const ids: string[] = [];
   await pool(n, 32, async () => { ids.push(await publish(sys.origin, acct.userId)); });
@@ -144,7 +144,7 @@ export async function latency(sys: BenchSystem, load: { rate: number; seconds: n
     // Warm-up at the same rate, not measured: the first second after a start is slower
     // (workflow contexts, JIT, new connections to the database and the receivers).
     await offer(sys, acct.userId, load.rate, WARMUP_SECONDS, new Map());
-    const meter = await startCostMeter(sys);
+    const meter = await startCostMeter(sys, 'latency');
     const window = await steadyWindow(sys, acct.userId, load, receivers);
     const cost = await meter.stop(window.ids.length, spread(window.ids, 10));
     const whereSlowEventsWait = await window.slowest();

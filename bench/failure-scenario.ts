@@ -58,7 +58,7 @@ export async function failure(sys: BenchSystem, opts: FailureOptions) {
   const load: Load = { rate: opts.rate, seconds: opts.seconds, waitMs: opts.waitMs };
   try {
     await offer(sys, acct.userId, opts.rate, WARMUP_SECONDS, new Map()); // not measured, as in the latency scenario
-    const meter = await startCostMeter(sys);
+    const meter = await startCostMeter(sys, 'failure-first-window');
     const first = await steadyWindow(sys, acct.userId, load, healthy, failing);
     // The offered load and, for the failing URL, its first attempts and retries so far.
     const cost = await meter.stop(first.ids.length, spread(first.ids, 10));
@@ -79,7 +79,7 @@ export async function failure(sys: BenchSystem, opts: FailureOptions) {
       await offer(sys, acct.userId, opts.rate, WARMUP_SECONDS, warmup);
       laterIds.push(...warmup.keys());
       const before = requestsFor(failing, first.ids);
-      const secondMeter = await startCostMeter(sys);
+      const secondMeter = await startCostMeter(sys, 'failure-second-window');
       const w = await steadyWindow(sys, acct.userId, load, healthy, failing);
       // Of the requests to the failing receiver, those for the first window's events: their 5-minute retries.
       const retriesDue = requestsFor(failing, first.ids) - before;
@@ -145,7 +145,7 @@ async function noFailureWindow(sys: BenchSystem, userId: string, load: Load, rec
   const requestsBefore = failing.requests;
   const warmup = new Map<string, number>(); // not measured, as before the other windows
   await offer(sys, userId, load.rate, WARMUP_SECONDS, warmup);
-  const meter = await startCostMeter(sys);
+  const meter = await startCostMeter(sys, 'failure-no-failure-after');
   const baseline = await steadyWindow(sys, userId, load, receivers);
   const own = [...warmup.keys(), ...baseline.ids];
   // Requests to the recovered endpoint for earlier events: retries that fell in this window (0 expected).

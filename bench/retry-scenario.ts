@@ -43,7 +43,7 @@ export async function retry(sys: BenchSystem, opts: RetryOptions) {
     const firstAttempts = await waitUntil(() => ids.every((id) => receiver.firstSeen.has(id)), opts.waitMs);
     const secondAttempts = await waitUntil(() => receiver.requests >= 2 * n, opts.waitMs);
 
-    const meter = await startCostMeter(sys);
+    const meter = await startCostMeter(sys, 'retry');
     const requestsBefore = receiver.requests;
     const t0 = performance.now();
     const windowFilled = await waitUntil(() => receiver.requests >= (2 + WINDOW_ATTEMPTS_PER_EVENT) * n, opts.windowMs);

@@ -47,7 +47,7 @@ const { values } = parseArgs({
     'backlog-fill': { type: 'string' }, // seconds allowed for publishing the backlog and its first attempts
     'failing-endpoint': { type: 'string' }, // failure: 500 (default) or hang (never answers)
     'attempt-timeout': { type: 'string' }, // the engine's SHIPHOOK_ATTEMPT_TIMEOUT (default 5s; production's is 15s)
-    profile: { type: 'boolean' }, // api and worker write CPU profiles to bench/results/profiles-<date>/
+    profile: { type: 'boolean' }, // api and worker write CPU profiles to bench/results/profiles-<date>/, and perf samples the Temporal dev server in each measured window
     help: { type: 'boolean' },
   },
 });
@@ -136,7 +136,7 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
 }
 
 const profileDir = values.profile ? path.resolve(`bench/results/profiles-${new Date().toISOString().replace(/[:.]/g, '-')}`) : undefined;
-if (profileDir) log(`CPU profiles of api and worker go to ${profileDir} (open them in Chrome DevTools)`);
+if (profileDir) log(`CPU profiles of api and worker go to ${profileDir} (open them in Chrome DevTools); the Temporal dev server's, per measured window, too (perf), summarised in each window's cost`);
 // A process that died makes every figure after it meaningless (and its waits may never end): stop.
 const died = (reason: string) => {
   log(`${reason}; stopping the system, no results`);

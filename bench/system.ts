@@ -22,6 +22,8 @@ export interface BenchSystem {
   temporalMetricsUrl?: string;
   /** Mutable: `restartWorkers` replaces the workers' pids. */
   pids: Record<string, number>;
+  /** `--profile`: where profiles go (the Temporal dev server's per measured window: bench/temporal-profile.ts). */
+  profileDir?: string;
   /** The embedded PostgreSQL server (its backends are its children); unset for an external one. */
   postgresPid?: number;
   /** Restarts both workers with extra env (the retry schedule is fixed by the dispatcher at workflow start). */
@@ -32,7 +34,8 @@ export interface BenchSystem {
 }
 
 /**
- * `profileDir`: api and worker write V8 CPU profiles there (`--cpu-prof`) when they stop.
+ * `profileDir`: api and worker write V8 CPU profiles there (`--cpu-prof`) when they stop, and the
+ * cost meter a `perf` profile of the Temporal dev server per measured window.
  * `onDied`: a process of the system (api, worker, PostgreSQL, Temporal) died after the start.
  */
 export async function startBenchSystem(env: Record<string, string>, opts: { profileDir?: string; onDied?: (reason: string) => void } = {}): Promise<BenchSystem> {
@@ -100,6 +103,7 @@ export async function startBenchSystem(env: Record<string, string>, opts: { prof
       temporal,
       pids,
       postgresPid,
+      profileDir: opts.profileDir,
       async restartWorkers(extra) {
         await Promise.all([worker.stop(), retryWorker.stop()]);
         const [deliveries, retries] = workers(extra);
