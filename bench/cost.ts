@@ -27,7 +27,7 @@ export async function startCostMeter(sys: BenchSystem, label: string): Promise<C
   return {
     async stop(events, sample = []) {
       const cpuAfter = cpuByProcess(sys);
-      const temporalProfile = await profile?.stop();
+      const temporalProfile = await profile?.stop(events);
       const cpuMs: Record<string, number> = {};
       for (const [name, seconds] of Object.entries(cpuAfter)) cpuMs[name] = round(((seconds - (cpuBefore[name] ?? 0)) * 1000) / events, 2);
       cpuMs.total = round(Object.values(cpuMs).reduce((a, b) => a + b, 0), 2);

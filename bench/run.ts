@@ -15,6 +15,7 @@ import { retry } from './retry-scenario';
 import { saturation } from './saturation-scenario';
 import { correctness, P99_RATIO_TARGET, performanceTargets, capacity } from './targets';
 import { type BenchSystem, startBenchSystem } from './system';
+import { partsAdded } from './temporal-profile';
 import { saveWindowBlocks, windowBlocks } from './window-blocks';
 
 /**
@@ -177,13 +178,24 @@ try {
     const second = f.while_earlier_retries_due;
     const after = f.no_failure_after;
     const afterP = typeof after === 'string' ? undefined : (after.latency_ms as Percentiles);
+    // With --profile: what each failure window added to the Temporal server's CPU per event, by part.
+    const latencyCost = (results.latency as { cost?: unknown } | undefined)?.cost;
+    const secondCost = typeof second === 'string' ? undefined : second.cost;
+    const profiled = (added: Record<string, number> | undefined, key: string) => (added ? { [key]: added } : {});
     return {
       ...f,
       vs_latency_scenario: vsLatency(f.latency_ms, base),
+      ...profiled(partsAdded(f.cost, latencyCost), 'temporal_cpu_ms_added_by_part_vs_latency_scenario'),
       while_earlier_retries_due:
         typeof second === 'string'
           ? second
-          : { ...second, vs_latency_scenario: vsLatency(second.latency_ms as Percentiles, base), vs_no_failure_after: afterP ? vsLatency(second.latency_ms as Percentiles, afterP) : after },
+          : {
+              ...second,
+              vs_latency_scenario: vsLatency(second.latency_ms as Percentiles, base),
+              vs_no_failure_after: afterP ? vsLatency(second.latency_ms as Percentiles, afterP) : after,
+              ...profiled(partsAdded(secondCost, typeof after === 'string' ? undefined : after.cost), 'temporal_cpu_ms_added_by_part_vs_no_failure_after'),
+              ...profiled(partsAdded(secondCost, f.cost), 'temporal_cpu_ms_added_by_part_vs_first_window'),
+            },
       // Both no-failure windows, ~8 minutes apart: how far the machine drifted between them.
       no_failure_after: typeof after === 'string' ? after : { ...after, vs_latency_scenario: vsLatency(afterP!, base) },
     };

@@ -13,7 +13,18 @@ import { round } from './processes';
  * perf.data file stays in the profiles folder either way).
  */
 export interface TemporalProfile {
-  stop(): Promise<Record<string, unknown> | string>;
+  /** `events`: the window's, for the CPU milliseconds per event of each part. */
+  stop(events: number): Promise<TemporalProfileSummary | string>;
+}
+
+export interface TemporalProfileSummary {
+  perf_data: string;
+  samples: number;
+  cpu_seconds: number;
+  /** Each sample goes to the first part its stack shows, in the order of `serverPart`. */
+  cpu_ms_per_event_by_part: Record<string, number>;
+  percent_by_part: Record<string, number>;
+  percent_by_function_self: Record<string, number>;
 }
 
 const SAMPLE_HZ = 199;
@@ -34,9 +45,9 @@ export function startTemporalProfile(profileDir: string | undefined, temporalPid
   const recorder = spawn(perf, ['record', '-q', '-F', String(SAMPLE_HZ), '-g', '-p', String(temporalPid), '-o', file], { stdio: 'ignore' });
   const exited = new Promise<void>((resolve) => recorder.once('exit', () => resolve()));
   return {
-    async stop() {
+    async stop(events) {
       await stopRecorder(recorder, exited);
-      return summarizeTemporalProfile(perf, file, binary);
+      return summarizeTemporalProfile(perf, file, binary, events);
     },
   };
 }
@@ -61,7 +72,7 @@ interface Frame {
 }
 
 /** Exported for reading a perf.data file of the dev server recorded some other way (`binary`: its `temporal`). */
-export function summarizeTemporalProfile(perf: string, file: string, binary: string): Record<string, unknown> | string {
+export function summarizeTemporalProfile(perf: string, file: string, binary: string, events: number): TemporalProfileSummary | string {
   const script = spawnSync(perf, ['script', '-i', file, '-F', 'ip,sym,dso'], { encoding: 'utf8', maxBuffer: 1 << 30 });
   if (script.status !== 0) return `not summarised: perf script failed (${script.stderr.trim().split('\n').pop()}); the samples are in ${file}`;
   const stacks = parseStacks(script.stdout);
@@ -77,16 +88,29 @@ export function summarizeTemporalProfile(perf: string, file: string, binary: str
     bySelf.set(fns[0]!, (bySelf.get(fns[0]!) ?? 0) + 1);
   }
   const total = stacks.length;
-  const ranked = (m: Map<string, number>, n: number) =>
-    Object.fromEntries([...m].sort((a, b) => b[1] - a[1]).slice(0, n).map(([k, v]) => [k, round((100 * v) / total, 1)]));
+  const ranked = (m: Map<string, number>, n: number, scale: number, digits: number) =>
+    Object.fromEntries([...m].sort((a, b) => b[1] - a[1]).slice(0, n).map(([k, v]) => [k, round(v * scale, digits)]));
   return {
     perf_data: file,
     samples: total,
     cpu_seconds: round(total / SAMPLE_HZ, 1),
-    // Each sample goes to the first part its stack shows, in the order of `serverPart`.
-    percent_by_part: ranked(byPart, 40),
-    percent_by_function_self: ranked(bySelf, 15),
+    cpu_ms_per_event_by_part: ranked(byPart, 40, 1000 / SAMPLE_HZ / events, 2),
+    percent_by_part: ranked(byPart, 40, 100 / total, 1),
+    percent_by_function_self: ranked(bySelf, 15, 100 / total, 1),
   };
+}
+
+/**
+ * What a window added to the server's CPU per event against its baseline, by part (ms,
+ * largest first; parts within ±0.05 ms left out): `undefined` unless both were profiled.
+ */
+export function partsAdded(window: unknown, baseline: unknown): Record<string, number> | undefined {
+  const parts = (cost: unknown) => ((cost as { temporal_profile?: TemporalProfileSummary | string } | undefined)?.temporal_profile as TemporalProfileSummary | undefined)?.cpu_ms_per_event_by_part;
+  const a = parts(window);
+  const b = parts(baseline);
+  if (!a || !b) return undefined;
+  const added = [...new Set([...Object.keys(a), ...Object.keys(b)])].map((k) => [k, round((a[k] ?? 0) - (b[k] ?? 0), 2)] as const);
+  return Object.fromEntries(added.filter(([, v]) => Math.abs(v) > 0.05).sort((x, y) => y[1] - x[1]));
 }
 
 export function parseStacks(text: string): Frame[][] {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseStacks, serverPart } from '../../bench/temporal-profile';
+import { parseStacks, partsAdded, serverPart } from '../../bench/temporal-profile';
 
 const BIN = '/opt/temporal/bin/temporal';
 
@@ -49,5 +49,15 @@ describe('the Temporal dev server profile (bench --profile)', () => {
     expect(serverPart(['[kernel] clear_page_erms', 'runtime.sysUsed'])).toBe('go: runtime, other');
     expect(serverPart(['[kernel] clear_page_erms'])).toBe('kernel only');
     expect(serverPart(['github.com/uber-go/tally/v4.(*scope).reportLoop'])).toBe('other');
+  });
+
+  it('gives what a window added per event by part against its baseline, largest first, and nothing when either was not profiled', () => {
+    const cost = (parts: Record<string, number>) => ({ temporal_profile: { cpu_ms_per_event_by_part: parts } });
+    const failing = cost({ 'visibility: UpsertExecution': 3.16, 'grpc transport': 2.97, 'history rpc: StartWorkflowExecution': 1.31 });
+    const healthy = cost({ 'visibility: CloseExecution': 3.64, 'grpc transport': 1.69, 'history rpc: StartWorkflowExecution': 1.33 });
+    expect(partsAdded(failing, healthy)).toEqual({ 'visibility: UpsertExecution': 3.16, 'grpc transport': 1.28, 'visibility: CloseExecution': -3.64 });
+    expect(Object.keys(partsAdded(failing, healthy)!)).toEqual(['visibility: UpsertExecution', 'grpc transport', 'visibility: CloseExecution']);
+    expect(partsAdded(failing, { temporal_profile: 'not profiled: `perf` is not installed' })).toBeUndefined();
+    expect(partsAdded(failing, undefined)).toBeUndefined();
   });
 });
