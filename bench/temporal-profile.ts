@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { mkdirSync, openSync, readlinkSync, readSync, closeSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readlinkSync, readSync } from 'node:fs';
 import path from 'node:path';
 import { round } from './processes';
 
@@ -43,7 +43,11 @@ export function startTemporalProfile(profileDir: string | undefined, temporalPid
   mkdirSync(profileDir, { recursive: true });
   const file = path.join(profileDir, `temporal-${label}.perf.data`);
   const recorder = spawn(perf, ['record', '-q', '-F', String(SAMPLE_HZ), '-g', '-p', String(temporalPid), '-o', file], { stdio: 'ignore' });
-  const exited = new Promise<void>((resolve) => recorder.once('exit', () => resolve()));
+  // A recorder that could not start or stopped early leaves no file: the summary says so.
+  const exited = new Promise<void>((resolve) => {
+    recorder.once('exit', () => resolve());
+    recorder.once('error', () => resolve());
+  });
   return {
     async stop(events) {
       await stopRecorder(recorder, exited);
@@ -53,7 +57,7 @@ export function startTemporalProfile(profileDir: string | undefined, temporalPid
 }
 
 async function stopRecorder(recorder: ChildProcess, exited: Promise<void>): Promise<void> {
-  if (recorder.exitCode === null) recorder.kill('SIGINT'); // perf writes its file on SIGINT
+  if (recorder.exitCode === null && recorder.signalCode === null) recorder.kill('SIGINT'); // perf writes its file on SIGINT
   await exited;
 }
 
