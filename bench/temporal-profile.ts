@@ -1,6 +1,7 @@
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { closeSync, mkdirSync, openSync, readlinkSync, readSync } from 'node:fs';
 import path from 'node:path';
+import { onPath } from '../src/launcher/on-path';
 import { round } from './processes';
 
 /**
@@ -32,7 +33,7 @@ const SAMPLE_HZ = 199;
 export function startTemporalProfile(profileDir: string | undefined, temporalPid: number | undefined, label: string): TemporalProfile | undefined {
   if (!profileDir) return undefined;
   if (!temporalPid) return { stop: async () => 'not profiled: Temporal is external (TEMPORAL_ADDRESS)' };
-  const perf = commandPath('perf');
+  const perf = onPath('perf');
   if (!perf) return { stop: async () => 'not profiled: `perf` is not installed (Debian: linux-perf)' };
   let binary: string;
   try {
@@ -50,23 +51,16 @@ export function startTemporalProfile(profileDir: string | undefined, temporalPid
   });
   return {
     async stop(events) {
-      await stopRecorder(recorder, exited);
-      return summarizeTemporalProfile(perf, file, binary, events);
+      if (recorder.exitCode === null && recorder.signalCode === null) recorder.kill('SIGINT'); // perf writes its file on SIGINT
+      await exited;
+      return summarize(perf, file, binary, events);
     },
   };
 }
 
-async function stopRecorder(recorder: ChildProcess, exited: Promise<void>): Promise<void> {
-  if (recorder.exitCode === null && recorder.signalCode === null) recorder.kill('SIGINT'); // perf writes its file on SIGINT
-  await exited;
-}
-
-function commandPath(name: string): string | undefined {
-  const found = spawnSync('sh', ['-c', `command -v ${name}`], { encoding: 'utf8' });
-  if (found.status === 0 && found.stdout.trim()) return found.stdout.trim();
-  // Go's own installer puts it here without adding it to PATH for every shell.
-  if (name === 'go') return spawnSync('/usr/local/go/bin/go', ['version']).status === 0 ? '/usr/local/go/bin/go' : undefined;
-  return undefined;
+/** Go's own installer puts it in /usr/local/go/bin without adding that to PATH for every shell. */
+function goTool(): string | undefined {
+  return onPath('go') ?? (spawnSync('/usr/local/go/bin/go', ['version']).status === 0 ? '/usr/local/go/bin/go' : undefined);
 }
 
 interface Frame {
@@ -75,12 +69,11 @@ interface Frame {
   dso: string;
 }
 
-/** Exported for reading a perf.data file of the dev server recorded some other way (`binary`: its `temporal`). */
-export function summarizeTemporalProfile(perf: string, file: string, binary: string, events: number): TemporalProfileSummary | string {
+function summarize(perf: string, file: string, binary: string, events: number): TemporalProfileSummary | string {
   const script = spawnSync(perf, ['script', '-i', file, '-F', 'ip,sym,dso'], { encoding: 'utf8', maxBuffer: 1 << 30 });
   if (script.status !== 0) return `not summarised: perf script failed (${script.stderr.trim().split('\n').pop()}); the samples are in ${file}`;
   const stacks = parseStacks(script.stdout);
-  const go = commandPath('go');
+  const go = goTool();
   if (!go) return `not summarised: naming the stripped server's frames needs Go's \`go tool addr2line\`; the samples are in ${file}`;
   const names = nameFrames(go, binary, stacks);
   const byPart = new Map<string, number>();
@@ -109,7 +102,10 @@ export function summarizeTemporalProfile(perf: string, file: string, binary: str
  * largest first; parts within ±0.05 ms left out): `undefined` unless both were profiled.
  */
 export function partsAdded(window: unknown, baseline: unknown): Record<string, number> | undefined {
-  const parts = (cost: unknown) => ((cost as { temporal_profile?: TemporalProfileSummary | string } | undefined)?.temporal_profile as TemporalProfileSummary | undefined)?.cpu_ms_per_event_by_part;
+  const parts = (cost: unknown) => {
+    const profile = (cost as { temporal_profile?: TemporalProfileSummary | string } | undefined)?.temporal_profile;
+    return typeof profile === 'object' ? profile.cpu_ms_per_event_by_part : undefined;
+  };
   const a = parts(window);
   const b = parts(baseline);
   if (!a || !b) return undefined;

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { searchAttributes } from '../temporal/search-attributes';
 import { stderrTail, stopProcess, watchService } from './child';
 import { LaunchError } from './launch-error';
+import { onPath } from './on-path';
 import { assertPortsFree, freePort, waitForPort } from './ports';
 import { ensurePythonTool, provisionedTool, type PythonTool } from './python-tool';
 
@@ -49,8 +50,8 @@ export function findTemporalCli(explicit?: string): string {
     if (!existsSync(explicit)) throw new LaunchError(`TEMPORAL_CLI_PATH is ${explicit}, and there is no file there.\n${CLI_HELP}`);
     return explicit;
   }
-  const onPath = spawnSync('sh', ['-c', 'command -v temporal'], { encoding: 'utf8' });
-  if (onPath.status === 0 && onPath.stdout.trim()) return onPath.stdout.trim();
+  const found = onPath('temporal');
+  if (found) return found;
   const scripts = spawnSync('python3', ['-c', 'import sysconfig; print(sysconfig.get_path("scripts"))'], { encoding: 'utf8' });
   const candidate = scripts.status === 0 ? path.join(scripts.stdout.trim(), 'temporal') : '';
   if (candidate && existsSync(candidate)) return candidate;
