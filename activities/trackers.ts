@@ -1,6 +1,6 @@
-import type { TrackerStatus } from '../src/db/tables/shipping';
-import { publishEvent, type PublishDeps } from '../src/delivery/publish';
-import { advanceTracker, trackerView } from '../src/domain/trackers';
+import type { TrackerStatus } from '../src/shipments/tables';
+import { publishEvent, type PublishDeps } from '../src/events/publish';
+import { advanceTracker, trackerView } from '../src/shipments/trackers';
 
 export function createTrackerActivities(deps: PublishDeps) {
   return {

@@ -38,7 +38,7 @@ const commands: Record<string, () => Promise<void>> = {
   provision: async () => (await import('./cli/provision')).runProvision(config, args),
   'bundle-workflows': async () => {
     if (!args[0]) throw new Error('usage: shiphook bundle-workflows FILE');
-    await (await import('./temporal/workflow-bundle')).bundleWorkflows(args[0]);
+    await (await import('./engine/bundle')).bundleWorkflows(args[0]);
   },
 };
 

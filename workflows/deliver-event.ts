@@ -1,8 +1,8 @@
 import { patched, proxyActivities, proxyLocalActivities, sleep, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { AttemptResult } from '../activities/delivery';
-import type { EventStatus } from '../src/db/tables/events';
-import { EventStatusAttr } from '../src/temporal/search-attributes';
+import type { EventStatus } from '../src/events/tables';
+import { EventStatusAttr } from '../src/engine/search-attributes';
 
 export interface DeliveryTarget {
   webhookId: string;

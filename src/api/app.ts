@@ -22,7 +22,7 @@ import { shipmentsRoutes } from './routes/shipments';
 import { adminEventsRoutes } from './routes/admin-events';
 import { portalSessionsRoutes } from './routes/portal-sessions';
 import { portalRouter } from '../portal/router';
-import type { TemporalClientSource } from '../temporal/client';
+import type { TemporalClientSource } from '../engine/client';
 
 export interface AppDeps {
   config: Config;

@@ -1,9 +1,9 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Db } from '../db/database';
-import { findActiveKey } from '../domain/api-keys';
-import { keyDigest } from '../domain/secrets';
+import { findActiveKey } from '../account/api-keys';
+import { keyDigest } from '../account/secrets';
 import type { PrincipalCache } from './principal-cache';
-import type { Principal } from '../domain/principal';
+import type { Principal } from '../account/principal';
 import { ApiError } from '../errors/api-error';
 
 declare module 'express-serve-static-core' {

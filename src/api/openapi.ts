@@ -1,13 +1,13 @@
 import { OpenAPIRegistry, OpenApiGeneratorV31, type RouteConfig } from '@asteasolutions/zod-to-openapi';
-import { ApiKeys, ApiKey, CreateKeyBody, Empty } from '../domain/api-keys.schema';
-import { EndShipper, EndShipperBody, EndShipperList } from '../domain/addresses.schema';
-import { BulkReplayBody, DeliveredEvent, DispatchIncidentList, Event, EventList, NewEventBody, Payload, PayloadList, Replay, ReplayBody } from '../domain/events.schema';
-import { PortalSession } from '../domain/portal-sessions.schema';
-import { pageQuery } from '../domain/pagination.schema';
-import { z } from '../domain/schema';
-import { BuyBody, CreateShipmentBody, Shipment } from '../domain/shipments.schema';
-import { AnyUser, ChildList, CreateChildBody, CreatedChild, CreatedParent, NewParentUser, OperatorUserUpdate, ParentUser, UpdateUserBody } from '../domain/users.schema';
-import { CreateWebhookBody, RotateSecretBody, TestEventBody, UpdateWebhookBody, Webhook, WebhookHealth, WebhookList, WebhookSecret } from '../domain/webhooks.schema';
+import { ApiKeys, ApiKey, CreateKeyBody, Empty } from '../account/api-keys.schema';
+import { EndShipper, EndShipperBody, EndShipperList } from '../end-shippers/addresses.schema';
+import { BulkReplayBody, DeliveredEvent, DispatchIncidentList, Event, EventList, NewEventBody, Payload, PayloadList, Replay, ReplayBody } from '../events/events.schema';
+import { PortalSession } from '../portal-sessions/portal-sessions.schema';
+import { pageQuery } from './pagination.schema';
+import { z } from '../schema';
+import { BuyBody, CreateShipmentBody, Shipment } from '../shipments/shipments.schema';
+import { AnyUser, ChildList, CreateChildBody, CreatedChild, CreatedParent, NewParentUser, OperatorUserUpdate, ParentUser, UpdateUserBody } from '../account/users.schema';
+import { CreateWebhookBody, RotateSecretBody, TestEventBody, UpdateWebhookBody, Webhook, WebhookHealth, WebhookList, WebhookSecret } from '../webhooks/webhooks.schema';
 import { VERSION } from '../version';
 
 /**

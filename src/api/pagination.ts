@@ -1,6 +1,6 @@
 import type { Request } from 'express';
 import type { PageParams } from '../db/paginate';
-import { parsePageQuery } from '../domain/pagination.schema';
+import { parsePageQuery } from './pagination.schema';
 import type { IdPrefix } from '../ids';
 import { queryParams } from './body';
 

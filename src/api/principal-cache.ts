@@ -1,5 +1,5 @@
 import { listen } from '../db/listen';
-import type { Principal } from '../domain/principal';
+import type { Principal } from '../account/principal';
 
 /** Channel the `shiphook_auth_changed` trigger notifies (migrations/…_auth_change_notifications.ts). */
 const AUTH_CHANNEL = 'shiphook_auth';

@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import type { Config } from '../config';
 import { createDb } from '../db/database';
-import { createParentUser } from '../domain/users';
+import { createParentUser } from '../account/users';
 import { ApiError } from '../errors/api-error';
 import { readDevState } from './dev-state';
 

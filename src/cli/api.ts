@@ -22,7 +22,7 @@ export async function runApi(baseConfig: Config): Promise<void> {
     import('../api/client-error'),
     import('../api/principal-cache'),
     import('../db/database'),
-    import('../temporal/client'),
+    import('../engine/client'),
   ]);
   const db = createDb(config.databaseUrl);
   const temporal = lazyTemporal(config);

@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import type { Config } from '../config';
 import { createDb } from '../db/database';
-import { parseReplayFilter, replayProgress, startReplay } from '../delivery/replay';
+import { parseReplayFilter, replayProgress, startReplay } from '../engine/replay';
 import { ApiError } from '../errors/api-error';
 import { requireServices } from './require-env';
 

@@ -3,9 +3,9 @@ import { createDb } from '../db/database';
 import { log } from '../log';
 import { registerEngineMetrics } from '../metrics/engine';
 import { startProcessMetrics } from '../metrics/exposition';
-import { installTemporalRuntime } from '../temporal/runtime';
-import { createWorker } from '../worker';
-import { startWorkerHttp } from '../worker-http';
+import { installTemporalRuntime } from '../engine/runtime';
+import { createWorker } from '../engine/worker';
+import { startWorkerHttp } from '../engine/worker-http';
 import { reportReady, stopWithLauncher } from './parent';
 import { requireServices } from './require-env';
 

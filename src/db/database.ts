@@ -2,13 +2,14 @@ import { Kysely, PostgresDialect, type RawBuilder, sql, type Transaction } from 
 import pg from 'pg';
 import { log } from '../log';
 import { preparedStatementPool } from './prepared-statements';
-import type { ApiKeysTable } from './tables/api-keys';
-import type { EventDeliveriesTable, EventsTable, ReplaysTable } from './tables/events';
-import type { PayloadsTable } from './tables/payloads';
-import type { PortalSessionsTable } from './tables/portal-sessions';
-import type { EndShippersTable, ShipmentsTable, TrackersTable } from './tables/shipping';
-import type { UsersTable } from './tables/users';
-import type { WebhooksTable } from './tables/webhooks';
+import type { ApiKeysTable } from '../account/tables';
+import type { EventDeliveriesTable, EventsTable, ReplaysTable } from '../events/tables';
+import type { PayloadsTable } from '../events/tables';
+import type { PortalSessionsTable } from '../portal-sessions/tables';
+import type { EndShippersTable } from '../end-shippers/tables';
+import type { ShipmentsTable, TrackersTable } from '../shipments/tables';
+import type { UsersTable } from '../account/tables';
+import type { WebhooksTable } from '../webhooks/tables';
 
 /** Every table, by name. Each resource's table type lives in its own file under tables/. */
 export interface Database {

@@ -1,5 +1,5 @@
 import type { ErrorDetail } from '../errors/api-error';
-import { EVENT_TYPES } from '../domain/event-types';
+import { EVENT_TYPES } from '../events/types';
 import { Html, html } from './html';
 
 /**

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startPrincipalCache } from '../../src/api/principal-cache';
-import type { Principal } from '../../src/domain/principal';
+import type { Principal } from '../../src/account/principal';
 import { call, createAccount } from '../support/http';
 import { eventually } from '../support/receiver';
 import { startSystem, testConfig, type TestSystem } from '../support/system';

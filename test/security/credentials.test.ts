@@ -4,7 +4,7 @@ import { randomBytes, scrypt } from 'node:crypto';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
-import { verifyPassword } from '../../src/domain/secrets';
+import { verifyPassword } from '../../src/account/secrets';
 import { call, createAccount } from '../support/http';
 import { startSystem, type TestSystem } from '../support/system';
 import { TEST_ENV } from '../support/test-config';

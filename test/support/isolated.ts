@@ -59,7 +59,7 @@ async function isolatedDatabase(databaseUrl?: string): Promise<{ url: string; dr
  */
 export async function workflowBundleFile(): Promise<string> {
   const hash = createHash('sha256');
-  for (const dir of ['workflows', 'src/temporal', 'activities']) {
+  for (const dir of ['workflows', 'src/engine', 'activities']) {
     for (const f of readdirSync(dir).sort()) if (f.endsWith('.ts')) hash.update(f).update(readFileSync(path.join(dir, f)));
   }
   const file = path.join(tmpdir(), `shiphook-test-bundle-${hash.digest('hex').slice(0, 16)}.js`);

@@ -10,7 +10,7 @@ import { startPrincipalCache } from '../../src/api/principal-cache';
 import { type Config, loadConfig } from '../../src/config';
 import { createDb, type Db } from '../../src/db/database';
 import { logToFile, setLogLevel } from '../../src/log';
-import { lazyTemporal, type TemporalClientSource } from '../../src/temporal/client';
+import { lazyTemporal, type TemporalClientSource } from '../../src/engine/client';
 import { logFile } from './log-capture';
 import { TEST_ENV } from './test-config';
 

@@ -1,9 +1,9 @@
-import type { PublishDeps } from '../../delivery/publish';
-import { publishEvent } from '../../delivery/publish';
-import { dispatchIncidents, parseReplayFilter, replayProgress, startReplay } from '../../delivery/replay';
-import { parseNewEvent } from '../../domain/events';
-import { BULK_REPLAY_INPUT, BulkReplayBody } from '../../domain/events.schema';
-import { parseInput } from '../../domain/schema';
+import type { PublishDeps } from '../../events/publish';
+import { publishEvent } from '../../events/publish';
+import { dispatchIncidents, parseReplayFilter, replayProgress, startReplay } from '../../engine/replay';
+import { parseNewEvent } from '../../events/events';
+import { BULK_REPLAY_INPUT, BulkReplayBody } from '../../events/events.schema';
+import { parseInput } from '../../schema';
 import { ApiError } from '../../errors/api-error';
 import { bodyOf } from '../body';
 import { created, ok } from '../reply';

@@ -1,5 +1,5 @@
 import type { Db } from '../../db/database';
-import * as users from '../../domain/users';
+import * as users from '../../account/users';
 import { bodyOf } from '../body';
 import { created, ok } from '../reply';
 import { routeTable } from '../route-table';

@@ -1,5 +1,5 @@
 import type { Db } from '../../db/database';
-import * as apiKeys from '../../domain/api-keys';
+import * as apiKeys from '../../account/api-keys';
 import { principal, requireProduction } from '../auth';
 import { bodyOf } from '../body';
 import { created, ok } from '../reply';

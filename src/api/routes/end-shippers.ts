@@ -1,5 +1,5 @@
 import type { Db } from '../../db/database';
-import * as endShippers from '../../domain/end-shippers';
+import * as endShippers from '../../end-shippers/end-shippers';
 import { principal } from '../auth';
 import { bodyOf } from '../body';
 import { pageParams } from '../pagination';

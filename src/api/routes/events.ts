@@ -1,10 +1,10 @@
 import type { Db } from '../../db/database';
-import type { PublishDeps } from '../../delivery/publish';
-import { replayEvent } from '../../delivery/replay';
-import * as events from '../../domain/events';
-import * as payloads from '../../domain/payloads';
-import { REPLAY_INPUT, ReplayBody } from '../../domain/events.schema';
-import { parseInput } from '../../domain/schema';
+import type { PublishDeps } from '../../events/publish';
+import { replayEvent } from '../../engine/replay';
+import * as events from '../../events/events';
+import * as payloads from '../../events/payloads';
+import { REPLAY_INPUT, ReplayBody } from '../../events/events.schema';
+import { parseInput } from '../../schema';
 import { principal } from '../auth';
 import { bodyOf } from '../body';
 import { pageParams } from '../pagination';

@@ -1,6 +1,6 @@
 import type { Config } from '../../config';
 import type { Db } from '../../db/database';
-import { createPortalSession } from '../../domain/portal-sessions';
+import { createPortalSession } from '../../portal-sessions/portal-sessions';
 import { principal } from '../auth';
 import { created } from '../reply';
 import { routeTable } from '../route-table';

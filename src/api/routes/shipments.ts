@@ -1,6 +1,6 @@
-import type { PublishDeps } from '../../delivery/publish';
-import { buyWithEndShipper } from '../../domain/purchase';
-import * as shipments from '../../domain/shipments';
+import type { PublishDeps } from '../../events/publish';
+import { buyWithEndShipper } from '../../shipments/purchase';
+import * as shipments from '../../shipments/shipments';
 import { principal } from '../auth';
 import { bodyOf } from '../body';
 import { created, ok } from '../reply';

@@ -1,5 +1,5 @@
 import type { Db } from '../../db/database';
-import * as users from '../../domain/users';
+import * as users from '../../account/users';
 import { principal, requireProduction } from '../auth';
 import { bodyOf } from '../body';
 import { pageParams } from '../pagination';

@@ -1,9 +1,9 @@
 import type { Config } from '../../config';
 import type { Db } from '../../db/database';
-import { sendTestEvent } from '../../domain/test-events';
-import { webhookHealth } from '../../domain/webhook-health';
-import { rotateSecret } from '../../domain/webhook-secrets';
-import * as webhooks from '../../domain/webhooks';
+import { sendTestEvent } from '../../webhooks/test-events';
+import { webhookHealth } from '../../webhooks/health';
+import { rotateSecret } from '../../webhooks/secret-rotation';
+import * as webhooks from '../../webhooks/webhooks';
 import { principal } from '../auth';
 import { bodyOf } from '../body';
 import { created, ok } from '../reply';

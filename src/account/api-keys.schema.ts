@@ -1,0 +1,23 @@
+import { type InputRules, z } from '../schema';
+
+/** Request and response schemas of API keys (seed 2.1, 2.2, 4.1). */
+export const Mode = z.enum(['test', 'production'], { error: "must be 'test' or 'production'" }).openapi('Mode');
+
+export const CreateKeyBody = z.object({ mode: Mode }, { error: 'must be a JSON object' }).openapi({ example: { mode: 'production' } });
+export const KEY_INPUT: InputRules = { code: 'PARAMETER.REQUIRED', message: 'Missing or invalid required parameter.' };
+
+export const ApiKey = z
+  .strictObject({
+    id: z.string().openapi({ example: 'ak_0192f3a4b5c67d8e9f0a1b2c3d4e5f60' }),
+    object: z.literal('ApiKey'),
+    mode: Mode,
+    key: z.string().openapi({ example: 'shk_prod_…' }),
+    created_at: z.string().openapi({ format: 'date-time', example: '2026-01-31T12:00:00Z' }),
+    active: z.boolean(),
+  })
+  .openapi('ApiKey');
+
+const ChildKeys = z.strictObject({ id: z.string(), keys: z.array(ApiKey), children: z.array(z.unknown()).max(0) }).openapi('ChildApiKeys');
+export const ApiKeys = z.strictObject({ id: z.string(), keys: z.array(ApiKey), children: z.array(ChildKeys) }).openapi('ApiKeys');
+
+export const Empty = z.strictObject({}).openapi('EmptyObject', { description: 'An empty object.' });

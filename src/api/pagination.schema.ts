@@ -1,0 +1,73 @@
+import type { PageParams } from '../db/paginate';
+import type { IdPrefix } from '../ids';
+import { type InputRules, parseInput, z } from '../schema';
+
+/**
+ * The query of every paginated list (seed 4.6), as a schema:
+ * - `page_size`: integer 1..100, default 20;
+ * - `before_id`: records older than this id; `after_id`: records newer; not both;
+ * - `start_datetime` / `end_datetime`: ISO 8601 (date or date-time, `Z` or an offset), inclusive bounds on `created_at`.
+ */
+export const DEFAULT_PAGE_SIZE = 20;
+export const MAX_PAGE_SIZE = 100;
+const ISO_8601 = /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/;
+const dateError = { message: 'must be an ISO 8601 datetime such as 2026-01-31T12:00:00Z', params: { code: 'DATE.PARSE.FAILURE' } } as const;
+
+/** A valueless parameter (`?page_size&before_id=`) counts as not given: the node client sends them. */
+const orEmpty = <T extends z.ZodType>(schema: T, description: string) =>
+  z.union([schema, z.literal('')]).optional().openapi({ description: `${description} An empty value counts as not given.` });
+
+const datetime = (description: string) =>
+  orEmpty(
+    z
+      .string()
+      .refine((v) => ISO_8601.test(v) && !Number.isNaN(new Date(v).getTime()), dateError)
+      .openapi({ pattern: ISO_8601.source, example: '2026-01-31T12:00:00Z', description: 'ISO 8601: a date, or a date and time with `Z` or an offset.' }),
+    description,
+  );
+
+const cache = new Map<IdPrefix, z.ZodType>();
+
+/** The query schema of a list whose records have ids with this prefix. */
+export function pageQuery(prefix: IdPrefix) {
+  const id = (description: string) =>
+    orEmpty(
+      z
+        .string()
+        .regex(new RegExp(`^${prefix}_[0-9a-f]{32}$`), `must be an id starting with ${prefix}_`)
+        .openapi({ example: `${prefix}_0192f3a4b5c67d8e9f0a1b2c3d4e5f60` }),
+      description,
+    );
+  return z
+    .object({
+      page_size: orEmpty(
+        z
+          .string()
+          .regex(/^\d{1,3}$/, `must be an integer from 1 to ${MAX_PAGE_SIZE}`)
+          .refine((v) => Number(v) >= 1 && Number(v) <= MAX_PAGE_SIZE, `must be an integer from 1 to ${MAX_PAGE_SIZE}`)
+          .openapi({ type: 'integer', minimum: 1, maximum: MAX_PAGE_SIZE, default: DEFAULT_PAGE_SIZE, example: 20 } as object),
+        'Records per page, 1 to 100 (default 20).',
+      ),
+      before_id: id('Records older than this id (the next page: the last id returned).'),
+      after_id: id('Records newer than this id; not with `before_id`.'),
+      start_datetime: datetime('Records created at or after this time.'),
+      end_datetime: datetime('Records created at or before this time.'),
+    })
+    .refine((q) => !(q.before_id && q.after_id), { path: ['after_id'], message: 'cannot be used with before_id' });
+}
+
+const PAGE_INPUT: InputRules = { code: 'PARAMETER.FORBIDDEN', message: 'Invalid pagination parameter.' };
+
+/** Parses a list's query (values already reduced to one string each; valueless ones dropped). */
+export function parsePageQuery(query: Record<string, string>, prefix: IdPrefix): PageParams {
+  let schema = cache.get(prefix);
+  if (!schema) cache.set(prefix, (schema = pageQuery(prefix)));
+  const q = parseInput(schema, query, PAGE_INPUT) as Record<string, string | undefined>;
+  return {
+    pageSize: q.page_size === undefined ? DEFAULT_PAGE_SIZE : Number(q.page_size),
+    beforeId: q.before_id,
+    afterId: q.after_id,
+    start: q.start_datetime === undefined ? undefined : new Date(q.start_datetime),
+    end: q.end_datetime === undefined ? undefined : new Date(q.end_datetime),
+  };
+}

@@ -1,0 +1,99 @@
+import type { Db } from '../db/database';
+import type { EndShipperRow } from './tables';
+import { type PageParams, paginate } from '../db/paginate';
+import { ApiError, notFound } from '../errors/api-error';
+import { isoOffset } from '../format';
+import { hasPrefix, newId } from '../ids';
+import { normalEndShipperAddress } from './addresses';
+import { ADDRESS_INPUT, EndShipperBody } from './addresses.schema';
+import { parseInput } from '../schema';
+import type { Principal } from '../account/principal';
+
+/**
+ * EndShippers (seed 2.5, 4.4): only for users with the EndShipper capability.
+ * PUT replaces the whole address (no partial update). When both `name` and
+ * `company` are given, both are kept and `name` is the responsible party printed
+ * first on labels.
+ */
+
+export function endShipperView(row: EndShipperRow) {
+  return {
+    id: row.id,
+    object: 'EndShipper' as const,
+    mode: row.mode,
+    name: row.name,
+    company: row.company,
+    street1: row.street1,
+    street2: row.street2,
+    city: row.city,
+    state: row.state,
+    zip: row.zip,
+    country: row.country,
+    phone: row.phone,
+    email: row.email,
+    created_at: isoOffset(row.created_at),
+    updated_at: isoOffset(row.updated_at),
+  };
+}
+
+export function requireEndShipperCapability(who: Principal): void {
+  if (!who.user.end_shipper_enabled) {
+    throw new ApiError('FORBIDDEN', 'EndShippers are not enabled for this account. Please contact sales to enable the EndShipper capability.');
+  }
+}
+
+export async function findEndShipper(db: Db, who: Principal, id: string): Promise<EndShipperRow> {
+  const row = hasPrefix(id, 'es')
+    ? await db.selectFrom('end_shippers').selectAll().where('id', '=', id).where('user_id', '=', who.user.id).executeTakeFirst()
+    : undefined;
+  if (!row) throw notFound('EndShipper not found.');
+  if (row.mode !== who.mode) throw new ApiError('MODE.CONFLICT', `This EndShipper belongs to ${row.mode} mode; the key is a ${who.mode} key.`);
+  return row;
+}
+
+export async function createEndShipper(db: Db, who: Principal, body: unknown) {
+  requireEndShipperCapability(who);
+  const values = normalEndShipperAddress(parseInput(EndShipperBody, body, ADDRESS_INPUT).address);
+  const row = await db
+    .insertInto('end_shippers')
+    .values({ id: newId('es'), user_id: who.user.id, mode: who.mode, ...values })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  return endShipperView(row);
+}
+
+export async function getEndShipper(db: Db, who: Principal, id: string) {
+  requireEndShipperCapability(who);
+  return endShipperView(await ownEndShipper(db, who, id));
+}
+
+export async function replaceEndShipper(db: Db, who: Principal, id: string, body: unknown) {
+  requireEndShipperCapability(who);
+  await ownEndShipper(db, who, id);
+  const values = normalEndShipperAddress(parseInput(EndShipperBody, body, ADDRESS_INPUT).address);
+  const row = await db
+    .updateTable('end_shippers')
+    .set({ ...values, updated_at: new Date() })
+    .where('id', '=', id)
+    .where('user_id', '=', who.user.id)
+    .where('mode', '=', who.mode)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  return endShipperView(row);
+}
+
+export async function listEndShippers(db: Db, who: Principal, page: PageParams) {
+  requireEndShipperCapability(who);
+  const query = db.selectFrom('end_shippers').selectAll().where('user_id', '=', who.user.id).where('mode', '=', who.mode);
+  const { items, has_more } = await paginate(query, 'end_shippers', page);
+  return { end_shippers: items.map(endShipperView), has_more };
+}
+
+/** Through the API an EndShipper of the other mode is simply not there. */
+async function ownEndShipper(db: Db, who: Principal, id: string): Promise<EndShipperRow> {
+  const row = hasPrefix(id, 'es')
+    ? await db.selectFrom('end_shippers').selectAll().where('id', '=', id).where('user_id', '=', who.user.id).where('mode', '=', who.mode).executeTakeFirst()
+    : undefined;
+  if (!row) throw notFound('EndShipper not found.');
+  return row;
+}

@@ -1,0 +1,110 @@
+import { EVENT_TYPES } from './types';
+import { freeFormObject, type InputRules, z } from '../schema';
+
+/** Request and response schemas of events (seed 2.4, 4.3), their Payloads and replay. */
+const stamp = z.string().openapi({ format: 'date-time', example: '2026-01-31T12:00:00.000Z' });
+const mode = z.enum(['test', 'production']);
+const status = z.enum(['in_queue', 'retrying', 'completed', 'failed']).openapi('EventStatus');
+const description = z.enum(EVENT_TYPES, { error: 'must be one of the event types of seed section 6' }).openapi('EventType');
+
+const summaryFields = {
+  id: z.string().openapi({ example: 'evt_0192f3a4b5c67d8e9f0a1b2c3d4e5f60' }),
+  object: z.literal('Event'),
+  mode,
+  description,
+  status,
+  created_at: stamp,
+  updated_at: stamp,
+};
+const urls = {
+  previous_attributes: z.record(z.string(), z.unknown()),
+  pending_urls: z.array(z.string()),
+  completed_urls: z.array(z.string()),
+};
+
+export const EventSummary = z.strictObject(summaryFields).openapi('EventSummary', { description: 'An Event as listed: without `result`, `previous_attributes` and the URLs.' });
+export const Event = z.strictObject({ ...summaryFields, ...urls }).openapi('Event', { description: 'An Event retrieved directly: without `result`.' });
+export const DeliveredEvent = z
+  .strictObject({ ...summaryFields, ...urls, result: z.record(z.string(), z.unknown()) })
+  .openapi('DeliveredEvent', { description: 'The full Event, with `result`: what a webhook receives.' });
+export const EventList = z.strictObject({ events: z.array(EventSummary), has_more: z.boolean() }).openapi('EventList');
+
+export const Payload = z
+  .strictObject({
+    id: z.string().openapi({ example: 'payload_0192f3a4b5c67d8e9f0a1b2c3d4e5f60' }),
+    object: z.literal('Payload'),
+    created_at: stamp,
+    updated_at: stamp,
+    request_url: z.string(),
+    request_headers: z.record(z.string(), z.string()),
+    request_body: z.string(),
+    response_code: z.number().int(),
+    response_headers: z.record(z.string(), z.string()),
+    response_body: z.string(),
+    total_time: z.number().int().openapi({ description: 'Milliseconds.' }),
+  })
+  .openapi('Payload', { description: 'One delivery attempt of an Event.' });
+export const PayloadList = z.strictObject({ payloads: z.array(Payload) }).openapi('PayloadList');
+
+export const ReplayBody = z
+  .object({ all: z.boolean({ error: 'must be true or false' }).nullish() }, { error: 'must be a JSON object' })
+  .openapi('ReplayRequest', { description: 'Without `all`: redeliver to the URLs not yet acknowledged; with `all: true` to every webhook enabled now.' });
+export const REPLAY_INPUT: InputRules = { code: 'PARAMETER.FORBIDDEN', message: 'Invalid parameter.' };
+
+export const NewEventBody = z
+  .object(
+    {
+      user_id: z.string({ error: 'must be a user id' }).regex(/^user_[0-9a-f]{32}$/, 'must be a user id'),
+      mode: z.enum(['test', 'production'], { error: "must be 'test' or 'production'" }),
+      description,
+      result: freeFormObject('The object the event is about.').refine((r) => typeof r.object === 'string', 'must be an object with a string `object`'),
+      previous_attributes: freeFormObject('Previous values of the changed attributes.').nullish(),
+    },
+    { error: 'must be a JSON object' },
+  )
+  .openapi('NewEvent', { example: { user_id: 'user_0192f3a4b5c67d8e9f0a1b2c3d4e5f60', mode: 'test', description: 'batch.created', result: { object: 'Batch', id: 'batch_1' } } });
+export const NEW_EVENT_INPUT: InputRules = { code: 'PARAMETER.FORBIDDEN', message: 'The event could not be published.' };
+
+export const BulkReplayBody = z
+  .object(
+    {
+      status: status.optional(),
+      user_id: z.string().optional(),
+      webhook_id: z.string().optional(),
+      since: z.string().optional().openapi({ format: 'date-time' }),
+      until: z.string().optional().openapi({ format: 'date-time' }),
+      dispatch_failed: z.boolean().optional().openapi({ description: 'Only the dispatch incidents (events whose workflow start Temporal refused).' }),
+    },
+    { error: 'must be a JSON object' },
+  )
+  .openapi('BulkReplayRequest', { description: 'At least one filter; at most 10,000 events per replay, oldest first.' });
+/** The shape only; replay.ts reads the filter's rules (at least one, ids, dates). */
+export const BULK_REPLAY_INPUT: InputRules = { code: 'PARAMETER.REQUIRED', message: 'The replay filter is invalid.' };
+export const Replay = z
+  .strictObject({
+    id: z.string().openapi({ example: 'replay_0192f3a4b5c67d8e9f0a1b2c3d4e5f60' }),
+    object: z.literal('Replay'),
+    status: z.enum(['running', 'done']),
+    matched: z.number().int(),
+    started: z.number().int().openapi({ description: 'Matched events whose delivery workflow the dispatchers started again.' }),
+    remaining: z.number().int(),
+    capped: z.boolean().openapi({ description: 'More events matched than one replay takes; narrow the filter and replay again.' }),
+    filter: z.record(z.string(), z.unknown()),
+    created_at: z.string().openapi({ format: 'date-time' }),
+  })
+  .openapi('Replay', { description: 'A broad replay, carried out by the workers\' dispatchers.' });
+export const DispatchIncidentList = z
+  .strictObject({
+    events: z.array(
+      z.strictObject({
+        id: z.string(),
+        user_id: z.string(),
+        mode: z.enum(['test', 'production']),
+        description: z.string(),
+        status,
+        dispatch_failed_at: z.string().openapi({ format: 'date-time' }),
+        dispatch_error: z.string().nullable(),
+      }),
+    ),
+  })
+  .openapi('DispatchIncidentList');

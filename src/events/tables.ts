@@ -1,0 +1,68 @@
+import type { ColumnType, Selectable } from 'kysely';
+import type { Mode } from '../account/tables';
+
+export type EventStatus = 'in_queue' | 'retrying' | 'completed' | 'failed';
+type Json = ColumnType<Record<string, unknown>, string, string>;
+
+export interface EventsTable {
+  id: string;
+  user_id: string;
+  mode: Mode;
+  description: string;
+  status: ColumnType<EventStatus, EventStatus | undefined, EventStatus>;
+  result: Json;
+  previous_attributes: Json;
+  created_at: ColumnType<Date, Date | undefined, never>;
+  updated_at: ColumnType<Date, Date | undefined, Date>;
+  dispatched_at: Date | null;
+  /** A test event (POST /v2/webhooks/:id/test): delivered to one webhook, marked `X-Shiphook-Test: true`. */
+  test: ColumnType<boolean, boolean | undefined, boolean>;
+  /** Set by the dispatcher that claimed the event; another may claim it once this has passed. */
+  dispatch_lease_until: Date | null;
+  /** Temporal refused the start for good (dispatch.ts); not claimed again until replayed. */
+  dispatch_failed_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  dispatch_error: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The broad replay (replays.id) that last asked for this event to be started again. */
+  replay_id: ColumnType<string | null, string | null | undefined, string | null>;
+}
+
+export interface ReplaysTable {
+  id: string;
+  filter: Json;
+  matched: number;
+  created_at: ColumnType<Date, Date | undefined, never>;
+}
+
+export type DeliveryState = 'pending' | 'completed' | 'failed';
+
+export interface EventDeliveriesTable {
+  event_id: string;
+  webhook_id: string;
+  url: string;
+  state: ColumnType<DeliveryState, DeliveryState | undefined, DeliveryState>;
+  attempts: ColumnType<number, number | undefined, number>;
+  updated_at: ColumnType<Date, Date | undefined, Date>;
+}
+
+export type EventRow = Selectable<EventsTable>;
+export type EventDeliveryRow = Selectable<EventDeliveriesTable>;
+
+type Headers = ColumnType<Record<string, string>, string, string>;
+
+/** One delivery attempt: what was sent and what came back. */
+export interface PayloadsTable {
+  id: string;
+  event_id: string;
+  webhook_id: string;
+  request_url: string;
+  request_headers: Headers;
+  request_body: string;
+  response_code: number;
+  response_headers: Headers;
+  response_body: string;
+  total_time: number;
+  created_at: ColumnType<Date, Date | undefined, never>;
+  updated_at: ColumnType<Date, Date | undefined, Date>;
+}
+
+export type PayloadRow = Selectable<PayloadsTable>;

@@ -1,0 +1,97 @@
+import { CustomHeader, CustomHeaderList } from './custom-headers';
+import { EVENT_TYPES } from '../events/types';
+import { type InputRules, NOT_STORABLE, storable, z } from '../schema';
+
+/** Request and response schemas of webhooks (seed 2.3, 4.2). */
+export const MAX_SECRET_LENGTH = 1000;
+export const MAX_URL_LENGTH = 2048;
+
+const Secret = z
+  .string({ error: 'must be a string' })
+  .max(MAX_SECRET_LENGTH, `must be at most ${MAX_SECRET_LENGTH} characters`)
+  .refine(storable, NOT_STORABLE)
+  .nullish()
+  .openapi({ description: 'Write-only HMAC secret; `null` or `""` clears it (on update).', example: 'sécret' });
+
+export const WebhookCreate = z
+  .object(
+    {
+      url: z
+        .string({ error: (iss) => (iss.input === undefined || iss.input === null ? 'cannot be blank' : 'must be a string') })
+        .max(MAX_URL_LENGTH, `must be at most ${MAX_URL_LENGTH} characters`)
+        .openapi({ description: 'https URL; without a scheme `https://` is assumed. `user:password@` sends Basic auth.', example: 'example.com/webhook' }),
+      webhook_secret: Secret,
+      custom_headers: CustomHeaderList.optional(),
+    },
+    { error: 'must be an object' },
+  )
+  .openapi('WebhookCreate');
+
+export const CreateWebhookBody = z.object({ webhook: WebhookCreate }).openapi({ example: { webhook: { url: 'example.com/webhook', webhook_secret: 'sécret' } } });
+
+export const UpdateWebhookBody = z
+  .object({ webhook_secret: Secret, custom_headers: CustomHeaderList.optional() }, { error: 'must be a JSON object' })
+  .openapi({ description: 'Top-level fields; any update re-enables a disabled webhook. `custom_headers` replaces the list.', example: { webhook_secret: 'new secret' } });
+
+export const WEBHOOK_INPUT: InputRules = { code: 'WEBHOOK.INVALID', message: 'The webhook could not be saved.' };
+
+export const Webhook = z
+  .strictObject({
+    id: z.string().openapi({ example: 'hook_0192f3a4b5c67d8e9f0a1b2c3d4e5f60' }),
+    object: z.literal('Webhook'),
+    mode: z.enum(['test', 'production']),
+    url: z.string().openapi({ example: 'https://example.com/webhook' }),
+    created_at: z.string().openapi({ format: 'date-time', example: '2026-01-31T12:00:00Z' }),
+    disabled_at: z.string().nullable().openapi({ format: 'date-time' }),
+    custom_headers: z.array(CustomHeader),
+  })
+  .openapi('Webhook');
+
+export const WebhookList = z.strictObject({ webhooks: z.array(Webhook) }).openapi('WebhookList');
+
+// ---- beyond the seed: secret rotation, test events, health -----------------------------
+
+export const RotateSecretBody = z
+  .object(
+    {
+      webhook_secret: z
+        .string({ error: 'must be a string' })
+        .min(1, 'must not be empty')
+        .max(MAX_SECRET_LENGTH, `must be at most ${MAX_SECRET_LENGTH} characters`)
+        .refine((s) => storable(s) && !/[\u0000-\u001f\u007f]/.test(s), 'must not contain control characters or unpaired UTF-16 surrogates')
+        .nullish()
+        .openapi({ description: 'The new secret; left out, one is generated (`whsec_` + 32 random bytes in base64).' }),
+    },
+    { error: 'must be a JSON object' },
+  )
+  .openapi('RotateSecretRequest');
+
+export const WebhookSecret = z
+  .strictObject({
+    object: z.literal('WebhookSecret'),
+    webhook_id: z.string(),
+    webhook_secret: z.string().openapi({ description: 'The new secret, shown this once.', example: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' }),
+    previous_secret_expires_at: z.string().nullable().openapi({ format: 'date-time', description: 'Until then the previous secret signs too (in `webhook-signature`); null when there was none.' }),
+  })
+  .openapi('WebhookSecret');
+
+export const TestEventBody = z
+  .object({ description: z.enum(EVENT_TYPES, { error: `must be one of ${EVENT_TYPES.join(', ')}` }).optional().openapi({ description: 'The event type; default `tracker.updated`.' }) }, { error: 'must be a JSON object' })
+  .openapi('TestEventRequest');
+export const TEST_EVENT_INPUT: InputRules = { code: 'WEBHOOK.EVENT.INVALID', message: 'Unknown event type.' };
+
+export const WebhookHealth = z
+  .strictObject({
+    object: z.literal('WebhookHealth'),
+    webhook_id: z.string(),
+    status: z.enum(['healthy', 'failing', 'disabled', 'untested']),
+    consecutive_failures: z.number().int(),
+    failing_since: z.string().nullable().openapi({ format: 'date-time' }),
+    disabled_at: z.string().nullable().openapi({ format: 'date-time' }),
+    last_success_at: z.string().nullable().openapi({ format: 'date-time' }),
+    last_failure_at: z.string().nullable().openapi({ format: 'date-time' }),
+    last_failure_response_code: z.number().int().nullable().openapi({ description: '0: no response (timeout, connection error, refused address).' }),
+    last_error: z.string().nullable().openapi({ description: 'The start of the last failed attempt\'s response body (or shiphook\'s reason).' }),
+    last_24h: z.strictObject({ attempts: z.number().int(), succeeded: z.number().int(), failed: z.number().int() }),
+  })
+  .openapi('WebhookHealth');

@@ -1,0 +1,119 @@
+import type { Client } from '@temporalio/client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { healthWorkflowId } from '../../src/engine/task-queue';
+import { eventStatus, publish, webhook } from '../support/events';
+import { call, createAccount } from '../support/http';
+import { eventually, startReceiver, status } from '../support/receiver';
+import { startSystem, type TestSystem } from '../support/system';
+
+// Test timings (test/support/test-config.ts): retries after 300, 600, 900 ms (4 attempts),
+// webhook disabled after 4 consecutive failures spanning ≥ 1 s.
+let sys: TestSystem;
+let client: Client;
+
+beforeAll(async () => {
+  sys = await startSystem();
+  client = await sys.temporal();
+});
+afterAll(async () => {
+  await sys.close();
+});
+
+/**
+ * History event types of a workflow, with how often each occurs; with `closed`, once
+ * it has closed: the database says `failed` as soon as the last attempt is recorded, a moment before
+ * the server writes that activity's events (a retried activity's start is recorded
+ * with its completion).
+ */
+async function historyCounts(workflowId: string, { closed = false } = {}) {
+  const handle = client.workflow.getHandle(workflowId);
+  if (closed) await handle.result();
+  const history = await handle.fetchHistory();
+  const counts: Record<string, number> = {};
+  for (const e of history.events ?? []) {
+    const type = Object.keys(e).find((k) => k.endsWith('EventAttributes'))!;
+    counts[type] = (counts[type] ?? 0) + 1;
+  }
+  return { counts, events: history.events ?? [] };
+}
+
+describe('retries run by Temporal', () => {
+  it('a Retry-After on a later attempt is honoured too', async () => {
+    const acct = await createAccount(sys);
+    const receiver = await startReceiver((_d, i, res) => {
+      if (i === 0) res.writeHead(500).end();
+      else if (i === 1) res.writeHead(503, { 'retry-after': '2' }).end();
+      else res.writeHead(200).end('ok');
+    });
+    await webhook(sys, acct.testKey, receiver.url);
+    const event = await publish(sys, acct.user.id, 'test');
+    const [, second, third] = await receiver.waitFor(3, 15_000);
+    // The planned wait before attempt 3 is 600 ms ± 20%; the receiver asked for 2 s.
+    expect(third!.at - second!.at).toBeGreaterThanOrEqual(1900);
+    await eventStatus(sys, acct.testKey, event.id, 'completed');
+    await receiver.close();
+  });
+
+  it('a first retry further away than 15 s waits on a durable timer, not in its activity', async () => {
+    const acct = await createAccount(sys);
+    const receiver = await startReceiver((_d, i, res) => (i === 0 ? res.writeHead(503, { 'retry-after': '16' }).end() : res.writeHead(200).end('ok')));
+    await webhook(sys, acct.testKey, receiver.url);
+    const event = await publish(sys, acct.user.id, 'test');
+    const [first, second] = await receiver.waitFor(2, 40_000);
+    expect(second!.at - first!.at).toBeGreaterThanOrEqual(15_900);
+    const { counts } = await historyCounts(event.id, { closed: true });
+    expect(counts.timerStartedEventAttributes).toBe(1);
+    expect(counts.timerFiredEventAttributes).toBe(1);
+    expect(counts.markerRecordedEventAttributes).toBe(1); // the local activity's: no `patched` marker on this path
+    await eventStatus(sys, acct.testKey, event.id, 'completed');
+    await receiver.close();
+  });
+
+  it('a failing URL costs the same few history events however many attempts it takes', async () => {
+    const acct = await createAccount(sys);
+    const receiver = await startReceiver(status(500));
+    await webhook(sys, acct.testKey, receiver.url);
+    const event = await publish(sys, acct.user.id, 'test');
+    await eventStatus(sys, acct.testKey, event.id, 'failed', 15_000);
+    expect(receiver.deliveries).toHaveLength(4);
+    const { counts, events } = await historyCounts(event.id, { closed: true });
+    // Attempt 1 is the local activity (a marker, and no `patched` one: workflows/delivery-rules.ts);
+    // attempts 2–4 are one activity retried by the server, and the 300 ms before attempt 2
+    // are waited inside it, not on a timer. One upsert: the outcome, `failed`.
+    expect(counts.markerRecordedEventAttributes).toBe(1);
+    expect(counts.upsertWorkflowSearchAttributesEventAttributes).toBe(1);
+    expect(counts.timerStartedEventAttributes ?? 0).toBe(0);
+    expect(counts.activityTaskScheduledEventAttributes).toBe(1);
+    const started = events.find((e) => e.activityTaskStartedEventAttributes)!.activityTaskStartedEventAttributes!;
+    expect(started.attempt).toBe(3);
+    // The failure the UI shows for the attempt before: what happened, without a stack of our code.
+    expect(started.lastFailure).toMatchObject({ message: expect.stringMatching(/^attempt 3: HTTP 500 from http:\/\/127\.0\.0\.1:\d+/), stackTrace: '' });
+    expect(started.lastFailure!.applicationFailureInfo).toMatchObject({ type: 'DeliveryAttemptFailed' });
+    const payloads = (await call(sys, 'GET', `/events/${event.id}/payloads`, { key: acct.testKey })).body.payloads;
+    expect(payloads.map((p: any) => p.response_code)).toEqual([500, 500, 500, 500]);
+    const delivery = await sys.db.selectFrom('event_deliveries').select(['attempts', 'state']).where('event_id', '=', event.id).executeTakeFirstOrThrow();
+    expect(delivery).toEqual({ attempts: 4, state: 'failed' });
+    await receiver.close();
+  });
+
+  it('the health workflow hears when a run of failures starts, not about every failure', async () => {
+    const acct = await createAccount(sys);
+    const receiver = await startReceiver(status(500));
+    const hook = await webhook(sys, acct.testKey, receiver.url);
+    const events = [await publish(sys, acct.user.id, 'test'), await publish(sys, acct.user.id, 'test')];
+    for (const e of events) await eventStatus(sys, acct.testKey, e.id, 'failed', 15_000);
+    await eventually(async () => {
+      const res = await call(sys, 'GET', `/webhooks/${hook.id}`, { key: acct.testKey });
+      return res.body.disabled_at ?? undefined;
+    }, 10_000, 'the webhook to be disabled');
+    const failures = receiver.deliveries.length;
+    const { counts } = await historyCounts(healthWorkflowId(hook.id));
+    const signals = counts.workflowExecutionSignaledEventAttributes ?? 0;
+    // Disabling takes 4 failures (more when attempts race the disable). The health workflow
+    // hears of the first one, then once every 4 (the threshold): fewer signals than failures.
+    expect(failures).toBeGreaterThanOrEqual(4);
+    expect(signals).toBeGreaterThanOrEqual(1);
+    expect(signals).toBeLessThanOrEqual(1 + Math.floor(failures / 4));
+    await receiver.close();
+  });
+});
