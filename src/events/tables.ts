@@ -1,7 +1,9 @@
 import type { ColumnType, Selectable } from 'kysely';
 import type { Mode } from '../account/tables';
 
-export type EventStatus = 'in_queue' | 'retrying' | 'completed' | 'failed';
+/** An event's status (the API specification, 3.3); its derivation is in status.ts. */
+export const EVENT_STATUSES = ['in_queue', 'retrying', 'completed', 'failed'] as const;
+export type EventStatus = (typeof EVENT_STATUSES)[number];
 type Json = ColumnType<Record<string, unknown>, string, string>;
 
 export interface EventsTable {
@@ -33,7 +35,9 @@ export interface ReplaysTable {
   created_at: ColumnType<Date, Date | undefined, never>;
 }
 
-export type DeliveryState = 'pending' | 'completed' | 'failed';
+/** One (event, webhook) delivery: waiting for a 2XX, acknowledged, or given up. */
+export const DELIVERY_STATES = ['pending', 'completed', 'failed'] as const;
+export type DeliveryState = (typeof DELIVERY_STATES)[number];
 
 export interface EventDeliveriesTable {
   event_id: string;

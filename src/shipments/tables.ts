@@ -27,7 +27,9 @@ export interface ShipmentsTable {
   updated_at: Updated;
 }
 
-export type TrackerStatus = 'pre_transit' | 'in_transit' | 'out_for_delivery' | 'delivered';
+/** The statuses a simulated tracker moves through, in order. */
+export const TRACKER_STATUSES = ['pre_transit', 'in_transit', 'out_for_delivery', 'delivered'] as const;
+export type TrackerStatus = (typeof TRACKER_STATUSES)[number];
 
 export interface TrackersTable {
   id: string;

@@ -27,3 +27,7 @@ export interface WebhooksTable {
 export type WebhookRow = Selectable<WebhooksTable>;
 export type NewWebhookRow = Insertable<WebhooksTable>;
 export type WebhookUpdate = Updateable<WebhooksTable>;
+
+/** A webhook's health as the health view reports it. */
+export const HEALTH_STATES = ['healthy', 'failing', 'disabled', 'untested'] as const;
+export type HealthState = (typeof HEALTH_STATES)[number];
