@@ -2,7 +2,6 @@ import type { Client } from '@temporalio/client';
 import pg from 'pg';
 import { cpuSeconds, round, treeCpuSeconds } from './processes';
 import { type BenchSystem, benchDb } from './system';
-import { startTemporalProfile } from './temporal-profile';
 
 /**
  * Where a delivered event's time goes: CPU per process, SQL statements
@@ -14,8 +13,7 @@ export interface CostMeter {
   stop(events: number, sample?: string[]): Promise<Record<string, unknown>>;
 }
 
-/** `label` names the window's Temporal profile file (`--profile`). */
-export async function startCostMeter(sys: BenchSystem, label: string): Promise<CostMeter> {
+export async function startCostMeter(sys: BenchSystem): Promise<CostMeter> {
   const db = await benchDb(sys);
   const statements = await db
     .query('create extension if not exists pg_stat_statements')
@@ -23,11 +21,9 @@ export async function startCostMeter(sys: BenchSystem, label: string): Promise<C
     .then(() => true, () => false); // not loaded (an external DATABASE_URL): CPU and history only
   const persistenceBefore = await persistenceByOperation(sys.temporalMetricsUrl);
   const cpuBefore = cpuByProcess(sys);
-  const profile = startTemporalProfile(sys.profileDir, sys.pids.temporal, label);
   return {
     async stop(events, sample = []) {
       const cpuAfter = cpuByProcess(sys);
-      const temporalProfile = await profile?.stop(events);
       const cpuMs: Record<string, number> = {};
       for (const [name, seconds] of Object.entries(cpuAfter)) cpuMs[name] = round(((seconds - (cpuBefore[name] ?? 0)) * 1000) / events, 2);
       cpuMs.total = round(Object.values(cpuMs).reduce((a, b) => a + b, 0), 2);
@@ -42,7 +38,6 @@ export async function startCostMeter(sys: BenchSystem, label: string): Promise<C
         temporal_persistence_per_event: persistenceBefore && persistenceAfter ? persistencePerEvent(persistenceBefore, persistenceAfter, events) : 'no metrics (an external TEMPORAL_ADDRESS)',
         temporal_history_of_one_event: sample[0] ? await historyShape(sys.temporal, sample[0]) : undefined,
         eager_starts_in_sample: sample.length ? await eagerShare(sys.temporal, sample) : undefined,
-        ...(temporalProfile ? { temporal_profile: temporalProfile } : {}),
       };
     },
   };
@@ -51,8 +46,7 @@ export async function startCostMeter(sys: BenchSystem, label: string): Promise<C
 /** CPU seconds so far of each part of the system (PostgreSQL: the server and its backends). */
 function cpuByProcess(sys: BenchSystem): Record<string, number> {
   const out: Record<string, number> = {};
-  for (const [name, pid] of Object.entries(sys.pids)) out[name] = treeCpuSeconds(pid);
-  if (sys.postgresPid) out.postgres = treeCpuSeconds(sys.postgresPid);
+  for (const [name, pid] of Object.entries(sys.processes())) out[name] = treeCpuSeconds(pid);
   out.bench = cpuSeconds(process.pid); // publisher, receivers, this meter
   return out;
 }

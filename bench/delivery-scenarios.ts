@@ -1,11 +1,7 @@
-import { Agent, request } from 'undici';
-import { deliveryBody } from '../src/engine/signature';
-import { account, addWebhook, EVENT_RESULT, pool, publish, verifyEvents, waitUntil } from './client';
+import { account, addWebhook, pool, publish, replayAll, verifyEvents, waitUntil } from './client';
 import { startCostMeter } from './cost';
 import { round } from './processes';
-import { BLOCK_MS, keepBlocks, type LatencyBlocks } from './p99-interval';
 import { type BenchReceiver, percentiles, startBenchReceiver } from './receivers';
-import { slowestBreakdown } from './slowest';
 import type { BenchSystem } from './system';
 
 export async function threeReceivers(sys: BenchSystem, name: string) {
@@ -21,7 +17,7 @@ export const lostOn = (receivers: BenchReceiver[], ids: string[]) => ids.filter(
 /** 1. Burst: N events as fast as the operator API accepts them (32 in flight), 3 webhooks each. */
 export async function burst(sys: BenchSystem, n: number, waitMs: number) {
   const { acct, receivers } = await threeReceivers(sys, 'burst');
-  const meter = await startCostMeter(sys, 'burst');
+  const meter = await startCostMeter(sys);
   const t0 = performance.now();
   const ids: string[] = [];
   await pool(n, 32, async () => { ids.push(await publish(sys.origin, acct.userId)); });
@@ -73,112 +69,63 @@ export async function offer(sys: BenchSystem, userId: string, rate: number, seco
   return { total, publishErrors };
 }
 
+/** ~`n` ids spread over the list: the events whose workflow histories the cost meter reads. */
+export const spread = (ids: string[], n: number) => ids.filter((_, i) => i % Math.ceil(ids.length / n) === 0);
+
 /**
- * One measured window of steady offered load: publishes at `rate` for `seconds`, then
- * waits (bounded) until the healthy receivers have seen every event. Latency runs from
- * the publisher's send time to each healthy receiver's first sight of the event id.
+ * 2. Latency and 3. failure: steady offered load (events/s for `seconds`) to three
+ * webhooks; latency from the publisher's send to each healthy receiver's first sight of
+ * the event, and the cost per event. With `failing`, one of the three endpoints answers
+ * 500 (or never answers) throughout, on the production retry schedule (5 s, 5 min, …):
+ * each event's cost then carries the failing URL's first attempt, its retry activity and
+ * its 5-second retry. Afterwards, as an operator does after an outage, what still retries
+ * is replayed. Either way every event must end completed.
  */
-export async function steadyWindow(sys: BenchSystem, userId: string, load: { rate: number; seconds: number; waitMs: number }, healthy: BenchReceiver[], failing?: BenchReceiver) {
-  const sentAt = new Map<string, number>();
-  const failingBefore = failing?.requests ?? 0;
-  const startedAt = performance.timeOrigin + performance.now();
-  const { total, publishErrors } = await offer(sys, userId, load.rate, load.seconds, sentAt);
-  const publishSeconds = (performance.timeOrigin + performance.now() - startedAt) / 1000;
-  const ids = [...sentAt.keys()];
-  const allReceived = await waitUntil(() => healthy.every((r) => ids.every((id) => r.firstSeen.has(id))), load.waitMs);
-  const samples: number[] = [];
-  // By the 10-s slice of the window in which the event was published: where the slow ones fall.
-  const bySlice: number[][] = [];
-  // By block of publish time: how sure the window's p99 is (bench/p99-interval.ts).
-  const blocks: LatencyBlocks = [];
-  // A publish that lands just after the window's end joins its last block rather than making a tiny one.
-  const lastBlock = Math.max(0, Math.ceil((load.seconds * 1000) / BLOCK_MS) - 1);
-  // Each event's latest healthy receiver: what the breakdown of the slowest events follows.
-  const eventLatency = new Map<string, { sentAt: number; seenAt: number }>();
-  for (const r of healthy) {
-    for (const id of ids) {
-      const at = r.firstSeen.get(id);
-      if (at === undefined) continue;
-      const sent = sentAt.get(id)!;
-      samples.push(at - sent);
-      (bySlice[Math.floor((sent - startedAt) / 10_000)] ??= []).push(at - sent);
-      (blocks[Math.min(lastBlock, Math.floor((sent - startedAt) / BLOCK_MS))] ??= []).push(at - sent);
-      if (at > (eventLatency.get(id)?.seenAt ?? 0)) eventLatency.set(id, { sentAt: sent, seenAt: at });
+export async function steadyLoad(sys: BenchSystem, load: { rate: number; seconds: number; waitMs: number; settleMs: number }, failing?: '500' | 'hang') {
+  const { acct, receivers } = await threeReceivers(sys, failing ? 'failure' : 'latency');
+  const failingReceiver = failing ? receivers[2]! : undefined;
+  const healthy = failing ? receivers.slice(0, 2) : receivers;
+  if (failingReceiver) failingReceiver.failWith = failing === 'hang' ? 'hang' : 500;
+  try {
+    // Warm-up at the same rate, not measured: the first second after a start is slower
+    // (workflow contexts, JIT, new connections to the database and the receivers).
+    await offer(sys, acct.userId, load.rate, WARMUP_SECONDS, new Map());
+    const meter = await startCostMeter(sys);
+    const sentAt = new Map<string, number>();
+    const t0 = performance.now();
+    const { total, publishErrors } = await offer(sys, acct.userId, load.rate, load.seconds, sentAt);
+    const publishSeconds = (performance.now() - t0) / 1000;
+    const ids = [...sentAt.keys()];
+    const allReceived = await waitUntil(() => healthy.every((r) => ids.every((id) => r.firstSeen.has(id))), load.waitMs);
+    const cost = await meter.stop(ids.length, spread(ids, 10));
+    const samples = healthy.flatMap((r) => ids.flatMap((id) => (r.firstSeen.has(id) ? [r.firstSeen.get(id)! - sentAt.get(id)!] : [])));
+    let replayed = 0;
+    if (failingReceiver) {
+      failingReceiver.failWith = null;
+      replayed = await replayAll(sys.origin, acct.userId, 'retrying');
     }
-  }
-  const latencyMs = percentiles(samples);
-  keepBlocks(latencyMs, blocks);
-  return {
-    ids,
-    /** Epoch ms. */
-    startedAt,
-    stats: {
+    const settled = await settle(sys, replaySettleMs(replayed, load.settleMs), acct.userId);
+    return {
+      warmup_seconds_not_measured: WARMUP_SECONDS,
       offered_events_per_second: load.rate,
       seconds: load.seconds,
       events: total,
       achieved_publish_per_second: round(ids.length / publishSeconds),
       publish_errors: publishErrors,
+      ...(failing ? { failing_endpoint: failing, requests_to_failing_receiver: failingReceiver!.requests } : {}),
       healthy_receivers: healthy.length,
-      latency_ms: latencyMs,
-      latency_ms_by_10s: Array.from(bySlice, (slice) => {
-        if (!slice) return null;
-        const { p50, p99, max } = percentiles(slice);
-        return { p50, p99, max };
-      }),
+      latency_ms: percentiles(samples),
       all_received_within_wait: allReceived,
       not_received_within_wait: ids.length * healthy.length - samples.length,
-      ...(failing ? { requests_to_failing_receiver: failing.requests - failingBefore } : {}),
-    },
-    /** Where the window's slowest events waited: read after the cost meter stopped, so its reads are not counted. */
-    slowest: () => slowestBreakdown(sys, eventLatency, startedAt),
-  };
-}
-
-/** ~`n` ids spread over the list: the events whose workflow histories the cost meter reads. */
-export const spread = (ids: string[], n: number) => ids.filter((_, i) => i % Math.ceil(ids.length / n) === 0);
-
-/** 2. Steady offered load, three healthy receivers: latency, cost, and every event completed. */
-export async function latency(sys: BenchSystem, load: { rate: number; seconds: number; waitMs: number }) {
-  const { acct, receivers } = await threeReceivers(sys, 'latency');
-  try {
-    // Warm-up at the same rate, not measured: the first second after a start is slower
-    // (workflow contexts, JIT, new connections to the database and the receivers).
-    await offer(sys, acct.userId, load.rate, WARMUP_SECONDS, new Map());
-    const meter = await startCostMeter(sys, 'latency');
-    const window = await steadyWindow(sys, acct.userId, load, receivers);
-    const cost = await meter.stop(window.ids.length, spread(window.ids, 10));
-    const whereSlowEventsWait = await window.slowest();
-    const settled = await settle(sys, 60_000, acct.userId);
-    const verified = await verifyEvents(sys.origin, acct.testKey, window.ids, receivers.length);
-    return {
-      warmup_seconds_not_measured: WARMUP_SECONDS,
-      ...window.stats,
-      where_slow_events_wait: whereSlowEventsWait,
-      lost_events: lostOn(receivers, window.ids),
+      ...(failing ? { replayed_after_recovery: replayed } : {}),
+      lost_events: lostOn(receivers, ids),
       workflows_finished_after: settled,
-      api_view: verified,
+      api_view: await verifyEvents(sys.origin, acct.testKey, ids, receivers.length),
       cost,
     };
   } finally {
     await Promise.all(receivers.map((r) => r.close()));
   }
-}
-
-/** 5. The HTTP ceiling: the same receiver code hit directly by undici from one process, same body. */
-export async function ceiling(n: number) {
-  const receivers = await Promise.all([startBenchReceiver(), startBenchReceiver(), startBenchReceiver()]);
-  const agent = new Agent({ connections: 64, keepAliveTimeout: 30_000 });
-  const body = deliveryBody({ id: 'evt_x', object: 'Event', mode: 'test', description: 'tracker.updated', previous_attributes: { status: 'pre_transit' }, result: EVENT_RESULT, status: 'in_queue', pending_urls: receivers.map((r) => r.url), completed_urls: [] });
-  const t0 = performance.now();
-  await pool(3 * n, 64, async (i) => {
-    const r = receivers[i % 3]!;
-    const res = await request(r.url, { method: 'POST', body, headers: { 'content-type': 'application/json', 'webhook-id': `evt_${i}` }, dispatcher: agent });
-    await res.body.dump();
-  });
-  const seconds = (performance.now() - t0) / 1000;
-  await Promise.all(receivers.map((r) => r.close()));
-  await agent.close();
-  return { deliveries: 3 * n, body_bytes: Buffer.byteLength(body), concurrency: 64, deliveries_per_second: round((3 * n) / seconds) };
 }
 
 /**

@@ -1,22 +1,22 @@
 import { readdirSync, readFileSync } from 'node:fs';
 
-/** RSS and CPU time of processes, read from /proc (Linux). */
+/** CPU time and memory of processes, read from /proc (Linux). */
 const HZ = 100;
 
-export function cmdline(pid: number): string {
-  try {
-    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ');
-  } catch {
-    return '';
-  }
-}
-
+/** The processes whose command line matches. */
 export function findPids(match: (cmd: string) => boolean): number[] {
-  return readdirSync('/proc').filter((d) => /^\d+$/.test(d)).map(Number).filter((pid) => match(cmdline(pid)));
+  const cmdline = (pid: number) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ');
+  return readdirSync('/proc').filter((d) => /^\d+$/.test(d)).map(Number).filter((pid) => {
+    try {
+      return match(cmdline(pid));
+    } catch {
+      return false; // gone meanwhile
+    }
+  });
 }
 
-/** `pid` and every process below it (PostgreSQL's backends, for instance). */
-export function descendants(pid: number): number[] {
+/** Every process's children, read once: what `descendants` walks. */
+function childrenByParent(): Map<number, number[]> {
   const children = new Map<number, number[]>();
   for (const d of readdirSync('/proc')) {
     if (!/^\d+$/.test(d)) continue;
@@ -28,19 +28,34 @@ export function descendants(pid: number): number[] {
       // gone meanwhile
     }
   }
+  return children;
+}
+
+/** `pid` and every process below it (PostgreSQL's backends, the api's cluster workers). */
+export function descendants(pid: number, children = childrenByParent()): number[] {
   const out = [pid];
   for (let i = 0; i < out.length; i++) out.push(...(children.get(out[i]!) ?? []));
   return out;
 }
 
-/** Resident set size in MB, from VmRSS in /proc/<pid>/status (0 once the process is gone). */
-export function rssMb(pid: number): number {
+/**
+ * Proportional set size in MB (Pss in /proc/<pid>/smaps_rollup; 0 once the process is
+ * gone): a page shared by n processes counts 1/n in each, so the sum over processes is
+ * the memory the system holds, which RSS overstates.
+ */
+export function pssMb(pid: number): number {
   try {
-    const kb = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    const kb = /^Pss:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8'));
     return kb ? Number(kb[1]) / 1024 : 0;
   } catch {
     return 0;
   }
+}
+
+/** PSS (MB) of each named process with everything below it. */
+export function pssByProcess(pids: Record<string, number>): Record<string, number> {
+  const children = childrenByParent();
+  return Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, descendants(pid, children).reduce((s, p) => s + pssMb(p), 0)]));
 }
 
 /** user+system CPU seconds used so far by the process itself. */
@@ -60,30 +75,47 @@ function cpuFields(pid: number): number[] {
   }
 }
 
-/** RSS (MB) and CPU seconds of a process and everything below it (an API of several processes). */
-export const treeRssMb = (pid: number) => descendants(pid).reduce((s, p) => s + rssMb(p), 0);
 /**
  * With what reaped children used too (PostgreSQL's backends come and go with the
  * pools' connections): every CPU second of the tree, counted once.
  */
 export const treeCpuSeconds = (pid: number) => descendants(pid).reduce((s, p) => s + cpuFields(p).reduce((a, b) => a + b, 0), 0);
 
-/** Samples RSS every `everyMs`, keeping the peak per name (reads `pids` each time: a restarted process keeps its name). */
-export function peakSampler(pids: Record<string, number>, everyMs = 500) {
-  const peak: Record<string, number> = Object.fromEntries(Object.keys(pids).map((k) => [k, 0]));
-  const timer = setInterval(() => {
-    for (const [name, pid] of Object.entries(pids)) peak[name] = Math.max(peak[name] ?? 0, treeRssMb(pid));
-  }, everyMs);
-  return { peak, stop: () => clearInterval(timer) };
+export interface MemoryPeaks {
+  /** The largest sum over every process of the system at one sample. */
+  whole_system: number;
+  by_process: Record<string, number>;
 }
 
-/** CPU use (% of one core) and RSS of each process (with its children) over a window. */
-export async function usageOver(pids: Record<string, number>, windowMs: number) {
-  const before = Object.fromEntries(Object.entries(pids).map(([k, p]) => [k, treeCpuSeconds(p)]));
-  await new Promise((r) => setTimeout(r, windowMs));
-  return Object.fromEntries(
-    Object.entries(pids).map(([k, p]) => [k, { cpu_percent: round(((treeCpuSeconds(p) - before[k]!) / (windowMs / 1000)) * 100), rss_mb: round(treeRssMb(p)) }]),
-  );
+/**
+ * Samples the PSS of the system's processes every `everyMs` (`pids` is read each time:
+ * a restarted worker keeps its name). `run()` gives the peaks since the start,
+ * `scenario()` those since its previous call.
+ */
+export function memorySampler(pids: () => Record<string, number>, everyMs = 1000) {
+  const empty = (): MemoryPeaks => ({ whole_system: 0, by_process: {} });
+  const run = empty();
+  let scenario = empty();
+  const rounded = (p: MemoryPeaks): MemoryPeaks => ({ whole_system: round(p.whole_system), by_process: Object.fromEntries(Object.entries(p.by_process).map(([k, v]) => [k, round(v)])) });
+  const sample = () => {
+    const now = pssByProcess(pids());
+    const total = Object.values(now).reduce((a, b) => a + b, 0);
+    for (const peaks of [run, scenario]) {
+      peaks.whole_system = Math.max(peaks.whole_system, total);
+      for (const [k, v] of Object.entries(now)) peaks.by_process[k] = Math.max(peaks.by_process[k] ?? 0, v);
+    }
+  };
+  const timer = setInterval(sample, everyMs);
+  return {
+    run: () => rounded(run),
+    scenario() {
+      sample();
+      const peaks = rounded(scenario);
+      scenario = empty();
+      return peaks;
+    },
+    stop: () => clearInterval(timer),
+  };
 }
 
 export const round = (n: number, digits = 1) => Math.round(n * 10 ** digits) / 10 ** digits;

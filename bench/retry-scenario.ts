@@ -5,16 +5,8 @@ import { round } from './processes';
 import { startBenchReceiver } from './receivers';
 import type { BenchSystem } from './system';
 
-export interface RetryOptions {
-  events: number;
-  /** Events/s while publishing. */
-  rate: number;
-  /** Bound on each wait: first attempts, second attempts, acknowledgement after recovery. */
-  waitMs: number;
-  /** Bound on the measured window. */
-  windowMs: number;
-  settleMs: number;
-}
+/** `rate`: events/s while publishing; `waitMs` bounds each wait, `windowMs` the measured window. */
+type RetryOptions = { events: number; rate: number; waitMs: number; windowMs: number; settleMs: number };
 
 /** Eleven retries 2 s apart (12 attempts): later attempts come often enough to be measured in seconds. */
 const RETRY_DELAYS = Array(11).fill('2s').join(',');
@@ -43,7 +35,7 @@ export async function retry(sys: BenchSystem, opts: RetryOptions) {
     const firstAttempts = await waitUntil(() => ids.every((id) => receiver.firstSeen.has(id)), opts.waitMs);
     const secondAttempts = await waitUntil(() => receiver.requests >= 2 * n, opts.waitMs);
 
-    const meter = await startCostMeter(sys, 'retry');
+    const meter = await startCostMeter(sys);
     const requestsBefore = receiver.requests;
     const t0 = performance.now();
     const windowFilled = await waitUntil(() => receiver.requests >= (2 + WINDOW_ATTEMPTS_PER_EVENT) * n, opts.windowMs);

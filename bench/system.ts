@@ -22,10 +22,8 @@ export interface BenchSystem {
   temporalMetricsUrl?: string;
   /** Mutable: `restartWorkers` replaces the workers' pids. */
   pids: Record<string, number>;
-  /** `--profile`: where profiles go (the Temporal dev server's per measured window: bench/temporal-profile.ts). */
-  profileDir?: string;
-  /** The embedded PostgreSQL server (its backends are its children); unset for an external one. */
-  postgresPid?: number;
+  /** Every process of the system by name, the embedded PostgreSQL with its backends too: what CPU and memory are summed over. */
+  processes(): Record<string, number>;
   /** Restarts both workers with extra env (the retry schedule is fixed by the dispatcher at workflow start). */
   restartWorkers(env: Record<string, string>): Promise<void>;
   /** Delivery workflows still running (all accounts, or one user's). */
@@ -34,8 +32,7 @@ export interface BenchSystem {
 }
 
 /**
- * `profileDir`: api and worker write V8 CPU profiles there (`--cpu-prof`) when they stop, and the
- * cost meter a `perf` profile of the Temporal dev server per measured window.
+ * `profileDir`: api and worker write V8 CPU profiles there (`--cpu-prof`) when they stop.
  * `onDied`: a process of the system (api, worker, PostgreSQL, Temporal) died after the start.
  */
 export async function startBenchSystem(env: Record<string, string>, opts: { profileDir?: string; onDied?: (reason: string) => void } = {}): Promise<BenchSystem> {
@@ -102,8 +99,7 @@ export async function startBenchSystem(env: Record<string, string>, opts: { prof
       databaseUrl: sys.databaseUrl,
       temporal,
       pids,
-      postgresPid,
-      profileDir: opts.profileDir,
+      processes: () => ({ ...pids, ...(postgresPid ? { postgres: postgresPid } : {}) }),
       async restartWorkers(extra) {
         await Promise.all([worker.stop(), retryWorker.stop()]);
         const [deliveries, retries] = workers(extra);
