@@ -3,7 +3,7 @@ FROM node:20-bookworm-slim
 WORKDIR /app
 ENV NODE_ENV=production
 # Memory (src/launcher/process-env.ts): two malloc arenas, and a heap limit that makes V8
-# collect instead of growing (worker peak RSS ~460 → ~310 MB). Raise it for very large events.
+# collect instead of growing (docs/performance.md). Raise it for very large events.
 ENV MALLOC_ARENA_MAX=2 NODE_OPTIONS=--max-old-space-size=384
 COPY package.json package-lock.json ./
 # The package's own postinstall (`shiphook provision`, which fetches the temporal CLI for
@@ -11,7 +11,7 @@ COPY package.json package-lock.json ./
 COPY bin ./bin
 COPY src ./src
 # patch-package applies patches/ to the Temporal worker (no watchdog thread per workflow call:
-# see docs/performance-history.md).
+# src/engine/sandbox.ts says why, docs/performance.md what it buys).
 COPY patches ./patches
 RUN npm ci --omit=dev
 COPY workflows ./workflows

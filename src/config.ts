@@ -72,16 +72,17 @@ export interface Config {
      * first attempts it runs at once (each is one local activity inside its event's
      * task). A first attempt holds its task, its local activity slot and a place in
      * the cache until its slowest URL answers, so against an endpoint that hangs a
-     * worker sustains slots ÷ attempt timeout events/s: with 200 tasks and the SDK's
-     * 100 local activities, 6.7 events/s at the 15 s timeout (bench/, --failing-endpoint hang).
+     * worker sustains slots ÷ attempt timeout events/s (500 ÷ 15 s: 33 events/s); the
+     * local activity slots are set to the same number for that reason (the SDK's default
+     * is 100).
      */
     workflowTaskSlots: number;
     /**
      * Workflows kept in memory between tasks; bounds the worker's RSS. It must exceed
      * the task slots: a task runs only on a cached workflow, so with fewer places
-     * than tasks, tasks wait for evictions (failure scenario at 100: p95 4.5 s; at 300:
-     * 358 ms). 600 (above 500 slots): ~0.3 MB a cached run, so ~200 MB when full. 0, the SDK's
-     * "no cache", is refused: it would run one workflow at a time (loadConfig).
+     * than tasks, tasks wait for evictions. Each cached run takes memory (what a full
+     * cache costs: docs/performance.md). 0, the SDK's "no cache", is refused: it would
+     * run one workflow at a time (loadConfig).
      */
     cachedWorkflows: number;
     /**
@@ -92,7 +93,7 @@ export interface Config {
     retrySlots: number;
     /** A prebuilt workflow bundle (`shiphook bundle-workflows FILE`); unset: built at start. */
     workflowBundle?: string;
-    /** The SDK's per-call deadlock watchdog and promise stack traces (off: src/temporal/workflow-sandbox.ts). */
+    /** The SDK's per-call deadlock watchdog and promise stack traces (off: src/engine/sandbox.ts). */
     workflowDiagnostics: boolean;
     /** The worker's own HTTP listener (/healthz, /readyz, /metrics); port 0 = any free port. */
     httpPort: number;
@@ -123,7 +124,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   if (config.worker.cachedWorkflows === 0) {
     // The SDK's "no cache" (sdk-core: a cache of one, emptied after each task) makes a new
-    // run's first task wait until the running one has finished (bench/, docs/performance-history.md).
+    // run's first task wait until the running one has finished (docs/performance.md).
     throw new Error('SHIPHOOK_WORKER_CACHED_WORKFLOWS=0 would make the worker run one workflow at a time (the Temporal SDK then keeps room for one), so a slow endpoint would hold every other event back: set it larger than SHIPHOOK_WORKER_TASK_SLOTS');
   }
   if (config.worker.cachedWorkflows <= config.worker.workflowTaskSlots) {

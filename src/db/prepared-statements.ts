@@ -9,8 +9,8 @@ const PLAN_INVALIDATED = '0A000';
 /**
  * A pg pool for Kysely whose queries run as named prepared statements: PostgreSQL
  * parses and plans each distinct statement once per connection instead of on
- * every call (on the API's GET /v2/webhooks that is 0.64 → 0.17 ms of database
- * CPU per request; bench/).
+ * every call, which is most of the database's CPU for a short query
+ * (docs/performance.md).
  *
  * After a migration changes a table, a prepared `select *` on it fails once with
  * "cached plan must not change result type". Outside a transaction the query is

@@ -3,13 +3,12 @@
  * the Dockerfile sets the same for containers. Values already in the environment win.
  *
  * - MALLOC_ARENA_MAX=2: glibc gives each allocating thread its own malloc arena; the
- *   worker's Rust core and Node's threads fragment them. Worker burst peak 400 → 348 MB.
+ *   worker's Rust core and Node's threads fragment them, and resident memory grows.
  * - --max-old-space-size=384: without it V8 sizes heaps from the machine's memory
- *   (GBs) and collects lazily; this bounds both the main and the workflow thread.
- *   Worker peak 458 → 312 MB with 3,000 events waiting, same throughput; the heap in
- *   use peaked near 110 MB with the cache of 300 then (~0.3 MB more per cached run: a
- *   worker with thousands of task slots needs more). Raise it for events with very
- *   large `result`s.
+ *   (GBs) and collects lazily; this bounds both the main and the workflow thread. Each
+ *   cached workflow run takes heap, so a worker with thousands of task slots needs more,
+ *   and so do events with very large `result`s.
+ * What each bought: docs/performance.md.
  */
 export const HEAP_LIMIT_MB = 384;
 
@@ -23,8 +22,8 @@ export const HEAP_LIMIT_MB = 384;
  *   threads (four per process by default). Where the cores are shared with other busy
  *   processes (api and worker beside Temporal and PostgreSQL, a small pod), those
  *   threads compete with the rest of the system for the cores, and a pause can wait for
- *   a helper that is not running. The measured effect (a failing endpoint's cost to the
- *   healthy p99, at about the same CPU) is in docs/performance-history.md. On a host whose
+ *   a helper that is not running: the healthy p99 with a failing endpoint gained, at about
+ *   the same CPU (docs/performance.md). On a host whose
  *   cores a process has to itself, parallel collection shortens pauses instead: start it
  *   without the flag.
  * - --no-flush-bytecode, --no-memory-reducer: keep compiled code and heap sizes through
@@ -33,7 +32,7 @@ export const HEAP_LIMIT_MB = 384;
  *   webhook traffic comes in bursts, and the first events after a pause were slower.
  *   With both, the bench's window after four idle minutes had a lower p99 (which flag
  *   does it was not separated). The cost is the memory an idle process would have given
- *   back; the heap stays bounded by HEAP_LIMIT_MB. Figures in docs/performance-history.md.
+ *   back; the heap stays bounded by HEAP_LIMIT_MB. Figures in docs/performance.md.
  *   `npm run bench` (package.json) passes these two to its own process as well, so its
  *   receivers measure after idle minutes as they did when the flags were measured.
  */

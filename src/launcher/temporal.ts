@@ -93,21 +93,19 @@ export async function startDevTemporal(opts: DevTemporalOptions): Promise<DevTem
   for (const attr of searchAttributes) args.push('--search-attribute', `${attr.name}=${CLI_TYPE[attr.type]}`);
   // The CLI turns the server's search-attribute cache off unless this is given, so every
   // start, upsert and visibility write read the cluster metadata from SQLite — whose one
-  // connection every other request waits for (5 reads per delivered event, 10 with a
-  // failing endpoint: bench/, temporal_persistence_per_event). Ours are registered with
-  // the namespace before the server starts, so the cache (as in production) is never stale.
+  // connection every other request waits for (the bench's temporal_persistence_per_event
+  // shows the reads). Ours are registered with the namespace before the server starts, so
+  // the cache (as in production) is never stale.
   args.push('--dynamic-config-value', 'system.forceSearchAttributesCacheRefreshOnRead=false');
   // That one connection serves its waiters in no particular order, and up to 512
   // visibility writers wait beside the workflows' own requests: four keep the index
-  // current (each write takes 2–15 ms under a burst) and halve what a burst's workflows
-  // wait in persistence (bench/, burst: 157–194 → 74–103 ms per event).
+  // current and leave the workflows' requests less to wait behind (docs/performance.md).
   args.push('--dynamic-config-value', `history.visibilityProcessorSchedulerWorkerCount=${DEV_SERVER_VISIBILITY_WORKERS}`);
-  // With the default, five minutes on, every retry of a burst's events read its
-  // history back (bench/, failure, second window: ReadHistoryBranch ~1 per retry; 0 with
-  // 64 MiB; the dev server's memory: bench/, failure, idle_before_window).
+  // With the default, five minutes on, every retry of a burst's events reads its
+  // history back from SQLite (docs/performance.md).
   args.push('--dynamic-config-value', `history.eventsCacheMaxSizeBytes=${DEV_SERVER_EVENTS_CACHE_BYTES}`);
-  // Go's collector at 400% instead of 100%: the dev server spends ~15% less CPU per
-  // delivered event (bench/, burst) for ~200 MB more memory. An explicit GOGC wins.
+  // Go's collector at 400% instead of 100%: less of the dev server's CPU per delivered
+  // event for more memory (docs/performance.md). An explicit GOGC wins.
   const child = spawn(cli, args, { detached: true, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, GOGC: process.env.GOGC ?? DEV_SERVER_GOGC } });
   const stderr = stderrTail(child, 4000);
   const lastWords = () => stderr.text().trim().split('\n').slice(-2).join(' ');
