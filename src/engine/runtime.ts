@@ -1,7 +1,7 @@
 import type { LogLevel } from '@temporalio/common';
 import { DefaultLogger, type LogEntry, Runtime } from '@temporalio/worker';
 import type { Config } from '../config';
-import { ephemeralPort } from '../launcher/ports';
+import { ephemeralPort } from '../net';
 import { log } from '../log';
 
 const LEVEL = { TRACE: 'debug', DEBUG: 'debug', INFO: 'info', WARN: 'warn', ERROR: 'error' } as const;

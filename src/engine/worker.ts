@@ -5,7 +5,7 @@ import { createActivities } from '../../activities/index';
 import { type Config, retryTaskQueue } from '../config';
 import type { Db } from '../db/database';
 import { startDispatcher } from './dispatcher';
-import { acceptsConnections } from '../launcher/ports';
+import { acceptsConnections } from '../net';
 import { log } from '../log';
 import { deliveryLogIds } from './activity-log-ids';
 import { workflowBundle } from './bundle';
