@@ -1,9 +1,7 @@
 import { ApplicationFailure, ApplicationFailureCategory } from '@temporalio/common';
 import { Context } from '@temporalio/activity';
-import type { Client } from '@temporalio/client';
 import type { Config } from '../src/config';
 import type { Db } from '../src/db/database';
-import type { EventStatus } from '../src/events/tables';
 import { RESERVED_HEADERS } from '../src/webhooks/custom-headers';
 import { log, withLogContext } from '../src/log';
 import { attemptOutcome, deliveryMetrics } from '../src/metrics/delivery';
@@ -13,46 +11,22 @@ import { deliveryBody, signature, standardSignature } from '../src/engine/signat
 import { basicAuthFromUrl, maskUrl } from '../src/webhooks/url';
 import { disableIfSustained, disableWebhook, type FailureRun, type HealthVerdict, recordFailure, recordSuccess } from '../src/webhooks/webhooks';
 import { createHttpClient, type SendResult } from '../src/outbound/http-client';
-import { healthWorkflowId } from '../src/engine/task-queue';
 import { VERSION } from '../src/version';
-import type { DeliveryTarget } from '../workflows/deliver-event';
-import type { HealthInput } from '../workflows/webhook-health';
+import type { AttemptInput, AttemptResult, RetryInput, TargetOutcome } from '../src/engine/contract';
 
-export interface AttemptInput {
-  eventId: string;
-  /** The webhooks to attempt now (URLs masked: the input is visible in the Temporal UI). */
-  targets: DeliveryTarget[];
-  /** Waits between attempts, fixed when the run started; attempts per URL = delays + 1. */
-  retryDelaysMs: number[];
-}
-
-export interface RetryInput {
-  eventId: string;
-  target: DeliveryTarget;
-  retryDelaysMs: number[];
-  /** Epoch ms: the first retry's time, when the activity waits for it (workflows/deliver-event.ts). */
-  notBefore?: number;
-}
-
-export type TargetOutcome =
-  | { webhookId: string; outcome: 'delivered' }
-  /** Failed with attempts left: the next one is due in `retryInMs`. */
-  | { webhookId: string; outcome: 'retry'; attempt: number; responseCode: number; retryInMs: number }
-  /** Failed, and that was the last attempt. */
-  | { webhookId: string; outcome: 'failed'; attempt: number; responseCode: number }
-  /** 410 Gone, or the webhook was disabled or deleted: no further attempts. */
-  | { webhookId: string; outcome: 'stopped'; reason: string; gone?: true };
-
-export interface AttemptResult {
-  /** The event status after this attempt's outcomes were recorded. */
-  status: EventStatus;
-  outcomes: TargetOutcome[];
+/**
+ * How activities tell a webhook's long-lived health workflow that a run of failures
+ * started at `since`, or that it ended (the engine signals it, starting it if need be).
+ */
+export interface HealthSignals {
+  failing(webhookId: string, since: Date): Promise<void>;
+  recovered(webhookId: string): Promise<void>;
 }
 
 export interface DeliveryDeps {
   config: Config;
   db: Db;
-  temporal: () => Promise<Client>;
+  health: HealthSignals;
 }
 
 const JITTER = 0.2;
@@ -60,24 +34,9 @@ const MAX_RETRY_AFTER_MS = 60 * 60 * 1000;
 /** Outcomes that arrive within this long of each other are recorded in one transaction. */
 const GATHER_MS = 100;
 
-export function createDeliveryActivities({ config, db, temporal }: DeliveryDeps) {
+export function createDeliveryActivities({ config, db, health }: DeliveryDeps) {
   // Every POST leaves through this client: its connections resolve, check and pin the address.
   const http = createHttpClient({ ...config.webhooks, timeoutMs: config.attemptTimeoutMs });
-
-  /**
-   * Tells the webhook's long-lived health workflow (started by the first signal)
-   * that a run of failures started at `since`, or, without `since`, that it ended.
-   */
-  async function tellHealth(webhookId: string, since?: Date): Promise<void> {
-    const client = await temporal();
-    const start = {
-      workflowId: healthWorkflowId(webhookId),
-      taskQueue: config.taskQueue,
-      args: [{ webhookId, disableAfterFailures: config.disableAfterFailures, disableAfterMs: config.disableAfterMs } satisfies HealthInput],
-    };
-    if (since) await client.workflow.signalWithStart('webhookHealth', { ...start, signal: 'failing', signalArgs: [{ since: since.getTime() }] });
-    else await client.workflow.signalWithStart('webhookHealth', { ...start, signal: 'recovered', signalArgs: [] });
-  }
 
   /** One POST to one target; its outcome goes to the recorder as soon as the answer is in. */
   async function attemptOne(eventId: string, body: string, delivery: DeliveryWithWebhook, retryDelaysMs: number[], record: (r: AttemptRecord) => void, test: boolean): Promise<TargetOutcome> {
@@ -144,11 +103,11 @@ export function createDeliveryActivities({ config, db, temporal }: DeliveryDeps)
   async function followUp(outcome: TargetOutcome, delivery: DeliveryWithWebhook | undefined, counted: Map<string, FailureRun>): Promise<void> {
     const { webhookId } = outcome;
     if (outcome.outcome === 'delivered') {
-      if (delivery?.webhook?.failingSince && (await recordSuccess(db, webhookId))) await tellHealth(webhookId);
+      if (delivery?.webhook?.failingSince && (await recordSuccess(db, webhookId))) await health.recovered(webhookId);
     } else if (outcome.outcome === 'retry' || outcome.outcome === 'failed') {
       const run = counted.get(webhookId) ?? (await recordFailure(db, webhookId, new Date()));
       if (run && repeatsHealthSignal(run.consecutiveFailures, config.disableAfterFailures)) {
-        await tellHealth(webhookId, run.failingSince);
+        await health.failing(webhookId, run.failingSince);
       }
     } else if (outcome.outcome === 'stopped' && outcome.gone) {
       if (await disableWebhook(db, webhookId, new Date())) deliveryMetrics.webhookDisabled('gone');

@@ -1,13 +1,12 @@
-import type { Client } from '@temporalio/client';
 import type { Config } from '../src/config';
 import type { Db } from '../src/db/database';
-import { createDeliveryActivities } from './delivery';
+import { createDeliveryActivities, type HealthSignals } from './delivery';
 import { createTrackerActivities } from './trackers';
 
 export interface ActivityDeps {
   config: Config;
   db: Db;
-  temporal: () => Promise<Client>;
+  health: HealthSignals;
 }
 
 /** Activities are built by a factory so tests hand them a real database and HTTP server. */

@@ -1,28 +1,6 @@
 import { patched, proxyActivities, proxyLocalActivities, sleep, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import type { AttemptResult } from '../activities/delivery';
-import type { EventStatus } from '../src/events/tables';
-import { EventStatusAttr } from '../src/engine/search-attributes';
-
-export interface DeliveryTarget {
-  webhookId: string;
-  /** Masked, for operators reading the history. */
-  url: string;
-}
-
-export interface DeliverEventInput {
-  eventId: string;
-  /** The deliveries still pending when the run was started (read by the starter). */
-  targets: DeliveryTarget[];
-  /** Waits between attempts; attempts per URL = delays + 1. Fixed at start, so visible in the UI. */
-  retryDelaysMs: number[];
-  /** Bounds one HTTP attempt; the activity gets that plus room for SQL. */
-  attemptTimeoutMs: number;
-  /** Where later attempts run (workers of role `retries` or `all`). */
-  retryTaskQueue: string;
-  /** DELIVERY_RULES when the run was started (absent: 1). */
-  rules?: number;
-}
+import { type AttemptResult, type DeliverEvent, type DeliveryTarget, EventStatusAttr, type EventStatus } from '../src/engine/contract';
 
 /**
  * A wait before a retry up to this long is spent in the retry activity itself
@@ -64,7 +42,7 @@ export function laterStatus(held: EventStatus | undefined, reported: EventStatus
  * request and response are Payloads in the API). Attempts are numbered by what the
  * database recorded as sent, so infrastructure errors never use one up.
  */
-export async function deliverEvent(input: DeliverEventInput): Promise<string | undefined> {
+export const deliverEvent: DeliverEvent = async (input) => {
   const { eventId, targets, retryDelaysMs } = input;
   const rules = input.rules ?? 1;
   // ShiphookEventStatus holds an event's outcome, set when the run ends with one: a run
@@ -137,4 +115,4 @@ export async function deliverEvent(input: DeliverEventInput): Promise<string | u
   // update that finished the last URL saw the final one (laterStatus keeps it against
   // reports that arrive after it): no extra round trip to read it.
   return result;
-}
+};

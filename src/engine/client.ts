@@ -14,6 +14,12 @@ export async function connectTemporal(config: Config): Promise<Client> {
 
 export type TemporalClientSource = () => Promise<Client>;
 
+/** What code outside a worker needs to start workflows (replays, test trackers): the configuration and a client. */
+export interface TemporalDeps {
+  config: Config;
+  temporal: TemporalClientSource;
+}
+
 /**
  * A client that connects on first use and tries again on the next call after a
  * failure, so the API starts (and keeps accepting events) while Temporal is down.

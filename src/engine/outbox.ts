@@ -4,9 +4,8 @@ import { type Config, retryTaskQueue } from '../config';
 import { anyOf, type Executor } from '../db/database';
 import type { EventRow } from '../events/tables';
 import { redactUrl } from '../webhooks/url';
-import { EventIdAttr, EventTypeAttr, ModeAttr, UserIdAttr, WebhookUrlsAttr } from './search-attributes';
-import { deliveryWorkflowId } from './task-queue';
-import type { DeliverEventInput, DeliveryTarget } from '../../workflows/deliver-event';
+import { type DeliverEventInput, type DeliveryTarget, deliveryWorkflowId, EventIdAttr, EventTypeAttr, ModeAttr, UserIdAttr, WebhookUrlsAttr } from './contract';
+import { deliverEvent } from '../../workflows/deliver-event';
 import { DELIVERY_RULES } from '../../workflows/delivery-rules';
 
 const START_TIMEOUT_MS = 5000;
@@ -38,7 +37,7 @@ export async function startDelivery(client: Client, config: Config, event: Event
     retryTaskQueue: retryTaskQueue(config),
     rules: DELIVERY_RULES,
   };
-  const start = client.workflow.start('deliverEvent', {
+  const start = client.workflow.start(deliverEvent, {
     taskQueue: config.taskQueue,
     workflowId: deliveryWorkflowId(event.id),
     args: [input],

@@ -10,6 +10,7 @@ import { log } from '../log';
 import { deliveryLogIds } from './activity-log-ids';
 import { workflowBundle } from './bundle';
 import { workflowSandboxOptions } from './sandbox';
+import { healthSignals } from './starters';
 
 /** The dispatcher's pass without a notification (a safety net; notifications drive it). */
 const DISPATCH_INTERVAL_MS = 2000;
@@ -59,7 +60,7 @@ export async function createWorker(config: Config, db: Db) {
     return NativeConnection.connect({ address });
   });
   const client = new Client({ connection, namespace: config.temporalNamespace });
-  const activities = createActivities({ config, db, temporal: async () => client });
+  const activities = createActivities({ config, db, health: healthSignals(client, config) });
   const bundle = role !== 'retries' ? await workflowBundle(config.worker.workflowBundle) : undefined;
   const sandbox = workflowSandboxOptions(config.worker.workflowDiagnostics);
   // How to (re)create each SDK Worker: one fails for good after about a minute of

@@ -1,6 +1,6 @@
 import type { Client } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { healthWorkflowId } from '../../src/engine/task-queue';
+import { healthWorkflowId } from '../../src/engine/contract';
 import { eventStatus, publish, webhook } from '../support/events';
 import { call, createAccount } from '../support/http';
 import { eventually, startReceiver, status } from '../support/receiver';
