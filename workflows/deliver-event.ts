@@ -1,4 +1,4 @@
-import { patched, proxyActivities, proxyLocalActivities, sleep, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { proxyActivities, proxyLocalActivities, sleep, upsertSearchAttributes } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { type AttemptResult, type DeliverEvent, type DeliveryTarget, EventStatusAttr, type EventStatus } from '../src/engine/contract';
 
@@ -44,26 +44,22 @@ export function laterStatus(held: EventStatus | undefined, reported: EventStatus
  */
 export const deliverEvent: DeliverEvent = async (input) => {
   const { eventId, targets, retryDelaysMs } = input;
-  const rules = input.rules ?? 1;
   // ShiphookEventStatus holds an event's outcome, set when the run ends with one: a run
   // whose first attempt delivers to every URL closes Completed without it, and a run
   // still retrying is Running. Each upsert is a history event (its visibility write rides
   // on the one the server makes anyway after a first task that leaves the run open, when
   // it adds the worker's build id to BuildIds).
-  // (Runs of rules 1 upsert `retrying` too, even after `completed` when reports arrive out of
-  // order: their replay needs it. Runs older still carry a status from their start.)
-  let lastStatus = workflowInfo().typedSearchAttributes.get(EventStatusAttr);
-  let result: EventStatus | undefined = lastStatus as EventStatus | undefined;
+  let result: EventStatus | undefined;
+  let upserted: EventStatus | undefined;
   let retried = false;
   const seen = (attempt: AttemptResult) => {
     result = laterStatus(result, attempt.status);
-    if (attempt.status === lastStatus) return;
-    if (attempt.status === 'completed' && lastStatus === undefined && !retried) return;
     if (attempt.status === 'retrying' || attempt.status === 'in_queue') {
       retried = true;
-      if (rules >= 2) return;
+      return;
     }
-    lastStatus = attempt.status;
+    if (attempt.status === upserted || (attempt.status === 'completed' && upserted === undefined && !retried)) return;
+    upserted = attempt.status;
     upsertSearchAttributes([{ key: EventStatusAttr, value: attempt.status }]);
   };
 
@@ -89,9 +85,7 @@ export const deliverEvent: DeliverEvent = async (input) => {
 
   await Promise.all(
     retries.map(async ({ target, waitMs }) => {
-      // Runs of rules 1 whose history has a timer here (started before the wait moved
-      // into the activity) replay it (`patched`).
-      const waitInActivity = waitMs > 0 && waitMs <= WAIT_IN_ACTIVITY_MAX_MS && (rules >= 2 || patched('first-retry-waits-in-activity'));
+      const waitInActivity = waitMs > 0 && waitMs <= WAIT_IN_ACTIVITY_MAX_MS;
       const { retryDelivery } = proxyActivities<Activities>({
         // Its own task queue: workers can serve it at a lower priority than first attempts.
         taskQueue: input.retryTaskQueue,

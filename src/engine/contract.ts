@@ -29,8 +29,6 @@ export interface DeliverEventInput {
   attemptTimeoutMs: number;
   /** Where later attempts run (workers of role `retries` or `all`). */
   retryTaskQueue: string;
-  /** DELIVERY_RULES when the run was started (absent: 1). */
-  rules?: number;
 }
 
 /** Delivers one event to every pending webhook; returns the event's status as the run left it. */

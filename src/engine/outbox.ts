@@ -6,7 +6,6 @@ import type { EventRow } from '../events/tables';
 import { redactUrl } from '../webhooks/url';
 import { type DeliverEventInput, type DeliveryTarget, deliveryWorkflowId, EventIdAttr, EventTypeAttr, ModeAttr, UserIdAttr, WebhookUrlsAttr } from './contract';
 import { deliverEvent } from '../../workflows/deliver-event';
-import { DELIVERY_RULES } from '../../workflows/delivery-rules';
 
 const START_TIMEOUT_MS = 5000;
 /**
@@ -35,7 +34,6 @@ export async function startDelivery(client: Client, config: Config, event: Event
     retryDelaysMs: config.retryDelaysMs,
     attemptTimeoutMs: config.attemptTimeoutMs,
     retryTaskQueue: retryTaskQueue(config),
-    rules: DELIVERY_RULES,
   };
   const start = client.workflow.start(deliverEvent, {
     taskQueue: config.taskQueue,
