@@ -2,16 +2,13 @@ import { ApplicationFailure, ApplicationFailureCategory } from '@temporalio/comm
 import { Context } from '@temporalio/activity';
 import type { Config } from '../src/config';
 import type { Db } from '../src/db/database';
-import { RESERVED_HEADERS } from '../src/webhooks/custom-headers';
 import { log, withLogContext } from '../src/log';
 import { attemptOutcome, deliveryMetrics } from '../src/metrics/delivery';
 import { type AttemptRecord, type DeliveryWithWebhook, loadAttempt, type Recorded, recordAttempts } from '../src/events/deliveries';
 import { eventDelivery } from '../src/events/events';
-import { deliveryBody, signature, standardSignature } from '../src/engine/signature';
-import { basicAuthFromUrl, maskUrl } from '../src/webhooks/url';
+import { deliveryBody, signedRequest } from '../src/engine/signed-request';
 import { disableIfSustained, disableWebhook, type FailureRun, type HealthVerdict, recordFailure, recordSuccess } from '../src/webhooks/webhooks';
 import { createHttpClient, type SendResult } from '../src/outbound/http-client';
-import { VERSION } from '../src/version';
 import type { AttemptInput, AttemptResult, RetryInput, TargetOutcome } from '../src/engine/contract';
 
 /**
@@ -50,24 +47,8 @@ export function createDeliveryActivities({ config, db, health }: DeliveryDeps) {
     // infrastructure error (nothing recorded) does not use up an attempt.
     const attempt = delivery.attempts + 1;
     const final = attempt > retryDelaysMs.length;
-    const { url, authorization } = basicAuthFromUrl(delivery.url);
-    const headers: Record<string, string> = {};
-    for (const h of hook.customHeaders) if (!RESERVED_HEADERS.has(h.name.toLowerCase())) headers[h.name] = h.value;
-    headers['Content-Type'] = 'application/json';
-    headers['Accept'] = 'application/json';
-    headers['User-Agent'] = `shiphook/${VERSION}`;
-    // Standard Webhooks (webhook-id is also the idempotency key); signed when there is a secret.
-    const timestamp = Math.floor(Date.now() / 1000);
-    headers['webhook-id'] = eventId;
-    headers['webhook-timestamp'] = String(timestamp);
-    if (hook.secret) {
-      headers['webhook-signature'] = standardSignature(eventId, timestamp, body, hook.previousSecret ? [hook.secret, hook.previousSecret] : [hook.secret]);
-      headers['X-Hmac-Signature'] = signature(body, hook.secret);
-    }
-    if (test) headers['X-Shiphook-Test'] = 'true';
-    if (authorization) headers['Authorization'] = authorization;
-
-    const result = await http.post(url, headers, body);
+    const request = signedRequest({ id: eventId, body, test }, { ...hook, url: delivery.url }, { sentAt: new Date() });
+    const result = await http.post(request.url, request.headers, request.body);
     const measured = attemptOutcome(result.status, result.error, result.reason === 'ADDRESS_REFUSED' || result.reason === 'HTTP_REFUSED');
     deliveryMetrics.attempt(measured, attempt, result.totalTimeMs / 1000);
     log.debug('delivery attempt', { event_id: eventId, webhook_id: webhookId, attempt, outcome: measured, ms: result.totalTimeMs });
@@ -80,9 +61,9 @@ export function createDeliveryActivities({ config, db, health }: DeliveryDeps) {
       payload: {
         eventId,
         webhookId,
-        requestUrl: maskUrl(delivery.url),
-        requestHeaders: authorization ? { ...headers, Authorization: 'Basic ***' } : headers,
-        requestBody: body,
+        requestUrl: request.logged.url,
+        requestHeaders: request.logged.headers,
+        requestBody: request.body,
         responseCode: result.status,
         responseHeaders: result.headers,
         responseBody: result.error ? `shiphook: ${result.error}` : result.body,
