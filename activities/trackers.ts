@@ -9,7 +9,7 @@ export function createTrackerActivities(deps: { db: Db }) {
     async advanceTestTracker(trackerId: string, next: TrackerStatus): Promise<void> {
       const moved = await advanceTracker(deps.db, trackerId, next);
       if (!moved) return; // already there: a retried activity publishes nothing twice
-      await publishEvent(deps, {
+      await publishEvent(deps.db, {
         userId: moved.after.user_id,
         mode: moved.after.mode,
         description: 'tracker.updated',

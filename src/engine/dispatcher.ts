@@ -2,7 +2,7 @@ import type { Client } from '@temporalio/client';
 import type { Config } from '../config';
 import type { Db } from '../db/database';
 import { listen } from '../db/listen';
-import { OUTBOX_CHANNEL } from '../events/events';
+import { OUTBOX_CHANNEL } from '../events/publish';
 import { log } from '../log';
 import { deliveryMetrics } from '../metrics/delivery';
 import { claimUndispatched, isPermanentStartFailure, markDispatched, markDispatchFailed, releaseClaims, startDelivery } from './outbox';

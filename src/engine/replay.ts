@@ -1,7 +1,8 @@
 import { type Kysely, sql } from 'kysely';
 import type { Database, Db } from '../db/database';
 import type { EventStatus } from '../events/tables';
-import { eventUrls, eventView, lockEvent, OUTBOX_CHANNEL, refreshEventStatus } from '../events/events';
+import { eventUrls, eventView, lockEvent, refreshEventStatus } from '../events/events';
+import { OUTBOX_CHANNEL } from '../events/publish';
 import { enabledWebhooks } from '../webhooks/webhooks';
 import { ApiError, FieldErrors } from '../errors/api-error';
 import { hasPrefix, newId } from '../ids';
@@ -9,7 +10,7 @@ import { isoMillis } from '../format';
 import { log } from '../log';
 import { markDispatched, pendingTargets, releaseClaims, startDelivery } from './outbox';
 import { LEASE_MS } from './dispatcher';
-import type { PublishDeps } from '../events/publish';
+import type { TemporalDeps } from './client';
 
 /**
  * Replay: deliver an event again, as a new workflow run; earlier Payloads stay.
@@ -18,8 +19,8 @@ import type { PublishDeps } from '../events/publish';
  * left it (the URLs it will deliver to as pending), not a later read: the new run
  * may have delivered to local receivers before that read.
  */
-export async function replayEvent(deps: PublishDeps, eventId: string, opts: { all?: boolean } = {}) {
-  const { row, urls } = await deps.db.transaction().execute(async (trx) => {
+export async function replayEvent(db: Db, deps: TemporalDeps, eventId: string, opts: { all?: boolean } = {}) {
+  const { row, urls } = await db.transaction().execute(async (trx) => {
     const event = await lockEvent(trx, eventId);
     if (!event) throw new ApiError('NOT_FOUND', 'Event not found.');
     if (opts.all) {
@@ -49,12 +50,12 @@ export async function replayEvent(deps: PublishDeps, eventId: string, opts: { al
   // Started from here, not left to the dispatcher: a replay must replace a run that is
   // still going. If the start fails, the dispatcher starts it on its next pass.
   try {
-    const targets = (await pendingTargets(deps.db, [row.id])).get(row.id) ?? [];
+    const targets = (await pendingTargets(db, [row.id])).get(row.id) ?? [];
     await startDelivery(await deps.temporal(), deps.config, row, targets, { replay: true });
-    await markDispatched(deps.db, [row.id]);
+    await markDispatched(db, [row.id]);
   } catch (err) {
     log.warn('replay start deferred to the dispatcher', { event_id: row.id, error: String((err as Error).message).slice(0, 200) });
-    await releaseClaims(deps.db, [row.id]).catch(() => undefined); // or its lease runs out
+    await releaseClaims(db, [row.id]).catch(() => undefined); // or its lease runs out
   }
   return eventView(row, urls);
 }

@@ -3,14 +3,13 @@ import type { Db, Executor } from '../db/database';
 import type { Mode } from '../account/tables';
 import type { DeliveryState, EventRow, EventStatus } from './tables';
 import { type PageParams, paginate } from '../db/paginate';
-import { ApiError, notFound } from '../errors/api-error';
+import { notFound } from '../errors/api-error';
 import { isoMillis } from '../format';
-import { hasPrefix, newId } from '../ids';
+import { hasPrefix } from '../ids';
 import { NEW_EVENT_INPUT, NewEventBody } from './events.schema';
 import type { Principal } from '../account/principal';
 import { parseInput } from '../schema';
 import { redactUrl } from '../webhooks/url';
-import { enabledWebhooks } from '../webhooks/webhooks';
 
 /**
  * Events (seed 2.4, 3.3, 4.3). An event's delivery state lives in
@@ -122,46 +121,6 @@ export interface NewEvent {
 export function parseNewEvent(body: unknown): NewEvent {
   const input = parseInput(NewEventBody, body, NEW_EVENT_INPUT);
   return { userId: input.user_id, mode: input.mode, description: input.description, result: input.result, previousAttributes: input.previous_attributes ?? {} };
-}
-
-/** Committed events wait here until a worker's dispatcher starts their delivery (delivery/dispatcher.ts). */
-export const OUTBOX_CHANNEL = 'shiphook_outbox';
-
-/**
- * Writes the Event and one delivery row per enabled webhook of its user and mode,
- * in one transaction, and wakes the workers' dispatchers (NOTIFY, sent on commit).
- * An event without webhooks is `completed` at once and has nothing to dispatch.
- * `dispatched_at` stays null until a dispatcher started the delivery workflow, so
- * a committed event is never lost, whatever happens to Temporal or to this process.
- */
-export async function insertEvent(db: Db, input: NewEvent): Promise<{ event: EventRow; urls: EventUrls }> {
-  return db.transaction().execute(async (trx) => {
-    const user = await trx.selectFrom('users').select('id').where('id', '=', input.userId).where('deleted_at', 'is', null).executeTakeFirst();
-    if (!user) throw new ApiError('PARAMETER.FORBIDDEN', 'The event could not be published.', [{ field: 'user_id', message: 'no such user' }]);
-    const enabled = await enabledWebhooks(trx, input.userId, input.mode);
-    const hooks = input.test ? enabled.filter((h) => h.id === input.test!.webhookId) : enabled;
-    const id = newId('evt');
-    const event = await trx
-      .insertInto('events')
-      .values({
-        id,
-        user_id: input.userId,
-        mode: input.mode,
-        description: input.description,
-        status: hooks.length === 0 ? 'completed' : 'in_queue',
-        result: JSON.stringify(input.result),
-        previous_attributes: JSON.stringify(input.previousAttributes ?? {}),
-        test: input.test !== undefined,
-        dispatched_at: hooks.length === 0 ? new Date() : null, // nothing to deliver
-      })
-      .returningAll()
-      .executeTakeFirstOrThrow();
-    if (hooks.length) {
-      await trx.insertInto('event_deliveries').values(hooks.map((h) => ({ event_id: id, webhook_id: h.id, url: h.url }))).execute();
-      await sql`select pg_notify(${OUTBOX_CHANNEL}, '')`.execute(trx);
-    }
-    return { event, urls: urlsOf(hooks.map((h) => ({ url: h.url, state: 'pending' as const }))) };
-  });
 }
 
 /**

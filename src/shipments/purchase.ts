@@ -14,7 +14,7 @@ export type StartTestTracker = (trackerId: string) => Promise<void>;
  */
 export async function buyWithEndShipper(db: Db, startTestTracker: StartTestTracker, who: Principal, shipmentId: string, input: BuyInput) {
   const { shipment, tracker } = await buyShipment(db, who, shipmentId, input);
-  await publishEvent({ db }, { userId: who.user.id, mode: who.mode, description: 'tracker.created', result: trackerView(tracker) });
+  await publishEvent(db, { userId: who.user.id, mode: who.mode, description: 'tracker.created', result: trackerView(tracker) });
   if (who.mode === 'test') {
     try {
       await startTestTracker(tracker.id);
