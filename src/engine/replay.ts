@@ -1,7 +1,8 @@
 import { type Kysely, sql } from 'kysely';
 import type { Database, Db } from '../db/database';
 import type { EventStatus } from '../events/tables';
-import { eventUrls, eventView, lockEvent, refreshEventStatus } from '../events/events';
+import { eventUrls, eventView } from '../events/events';
+import { eventStatusOf, lockEvent, refreshEventStatus } from '../events/status';
 import { OUTBOX_CHANNEL } from '../events/publish';
 import { enabledWebhooks } from '../webhooks/webhooks';
 import { ApiError, FieldErrors } from '../errors/api-error';
@@ -139,7 +140,7 @@ export async function startReplay(db: Db, filter: ReplayFilter) {
         update events e set
           dispatched_at = null, dispatch_lease_until = null, dispatch_failed_at = null, dispatch_error = null,
           replay_id = ${id}, updated_at = now(),
-          status = case when exists (select 1 from event_deliveries d where d.event_id = e.id and d.state = 'pending') then 'in_queue' else 'completed' end
+          status = ${eventStatusOf(sql`(select state, attempts from event_deliveries where event_id = e.id)`)}
         where e.id = any(${ids}::text[])`.execute(trx);
       await sql`select pg_notify(${OUTBOX_CHANNEL}, '')`.execute(trx);
     }

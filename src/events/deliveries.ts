@@ -2,7 +2,8 @@ import { sql } from 'kysely';
 import { anyOf, type Db } from '../db/database';
 import type { DeliveryState, EventRow, EventStatus } from './tables';
 import type { CustomHeader } from '../webhooks/tables';
-import { type EventUrls, lockEventOnly, refreshEventStatus, urlsOf } from './events';
+import { type EventUrls, urlsOf } from './events';
+import { lockEventOnly, refreshEventStatus } from './status';
 import { type NewPayload, payloadRows } from './payloads';
 import { countFailures, type FailureRun, failureRun } from '../webhooks/webhooks';
 
