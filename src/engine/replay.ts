@@ -1,17 +1,17 @@
 import { type Kysely, sql } from 'kysely';
 import type { Database, Db } from '../db/database';
-import type { EventStatus } from '../events/tables';
 import { eventUrls, eventView } from '../events/events';
 import { eventStatusOf, lockEvent, refreshEventStatus } from '../events/status';
 import { OUTBOX_CHANNEL } from '../events/publish';
 import { enabledWebhooks } from '../webhooks/webhooks';
-import { ApiError, FieldErrors } from '../errors/api-error';
+import { ApiError } from '../errors/api-error';
 import { hasPrefix, newId } from '../ids';
 import { isoMillis } from '../format';
 import { log } from '../log';
 import { markDispatched, pendingTargets, releaseClaims, startDelivery } from './outbox';
 import { LEASE_MS } from './dispatcher';
 import type { TemporalDeps } from './client';
+import { MAX_BULK_REPLAY, type ReplayFilter } from './replay.schema';
 
 /**
  * Replay: deliver an event again, as a new workflow run; earlier Payloads stay.
@@ -61,58 +61,12 @@ export async function replayEvent(db: Db, deps: TemporalDeps, eventId: string, o
   return eventView(row, urls);
 }
 
-export interface ReplayFilter {
-  status?: EventStatus;
-  user_id?: string;
-  webhook_id?: string;
-  since?: Date;
-  until?: Date;
-  /** Only events whose start Temporal refused (dispatch incidents). */
-  dispatch_failed?: boolean;
-}
-
-/** Events one broad replay marks at most (oldest first); run it again, narrowed, for more. */
-export const MAX_BULK_REPLAY = 10_000;
-const STATUSES = ['in_queue', 'retrying', 'completed', 'failed'];
-
-export function parseReplayFilter(input: Record<string, unknown>): ReplayFilter {
-  const errors = new FieldErrors();
-  const filter: ReplayFilter = {};
-  if (input.status !== undefined) {
-    if (STATUSES.includes(input.status as string)) filter.status = input.status as EventStatus;
-    else errors.add('status', `must be one of ${STATUSES.join(', ')}`);
-  }
-  if (input.user_id !== undefined) {
-    if (hasPrefix(input.user_id, 'user')) filter.user_id = input.user_id;
-    else errors.add('user_id', 'must be a user id');
-  }
-  if (input.webhook_id !== undefined) {
-    if (hasPrefix(input.webhook_id, 'hook')) filter.webhook_id = input.webhook_id;
-    else errors.add('webhook_id', 'must be a webhook id');
-  }
-  if (input.dispatch_failed !== undefined) {
-    if (input.dispatch_failed === true || input.dispatch_failed === 'true') filter.dispatch_failed = true;
-    else errors.add('dispatch_failed', 'must be true (or left out)');
-  }
-  for (const field of ['since', 'until'] as const) {
-    if (input[field] === undefined) continue;
-    const date = typeof input[field] === 'string' ? new Date(input[field] as string) : new Date(NaN);
-    if (Number.isNaN(date.getTime())) throw new ApiError('DATE.PARSE.FAILURE', `${field} is not an ISO 8601 datetime.`, [{ field, message: 'must be an ISO 8601 datetime' }]);
-    filter[field] = date;
-  }
-  if (!filter.status && !filter.user_id && !filter.webhook_id && !filter.since && !filter.until && !filter.dispatch_failed) {
-    errors.add('status', 'give at least one filter (status, user_id, webhook_id, since, until, dispatch_failed)');
-  }
-  errors.throwIfAny('PARAMETER.REQUIRED', 'The replay filter is invalid.');
-  return filter;
-}
-
 function matching(db: Kysely<Database>, filter: ReplayFilter) {
   let query = db.selectFrom('events').select('events.id');
   if (filter.status) query = query.where('events.status', '=', filter.status);
   if (filter.user_id) query = query.where('events.user_id', '=', filter.user_id);
-  if (filter.since) query = query.where('events.created_at', '>=', filter.since);
-  if (filter.until) query = query.where('events.created_at', '<=', filter.until);
+  if (filter.since) query = query.where('events.created_at', '>=', new Date(filter.since));
+  if (filter.until) query = query.where('events.created_at', '<=', new Date(filter.until));
   if (filter.dispatch_failed) query = query.where('events.dispatch_failed_at', 'is not', null);
   if (filter.webhook_id) {
     const hook = filter.webhook_id;

@@ -3,7 +3,7 @@ import type { TemporalDeps } from '../../engine/client';
 import { replayEvent } from '../../engine/replay';
 import * as events from '../../events/events';
 import * as payloads from '../../events/payloads';
-import { REPLAY_INPUT, ReplayBody } from '../../events/events.schema';
+import { REPLAY_INPUT, ReplayBody } from '../../engine/replay.schema';
 import { parseInput } from '../../schema';
 import { principal } from '../auth';
 import { bodyOf } from '../body';
