@@ -1,11 +1,13 @@
 import type { Config } from '../src/config';
 import type { Db } from '../src/db/database';
-import { createDeliveryActivities, type HealthSignals } from './delivery';
+import { createDeliveryActivities } from './deliver';
+import { createHealthActivities, type HealthSignals } from './health';
 import { createTrackerActivities } from './trackers';
 
 export interface ActivityDeps {
   config: Config;
   db: Db;
+  /** The engine's signals to webhooks' health workflows (src/engine/starters.ts). */
   health: HealthSignals;
 }
 
@@ -13,6 +15,7 @@ export interface ActivityDeps {
 export function createActivities(deps: ActivityDeps) {
   return {
     ...createDeliveryActivities(deps),
+    ...createHealthActivities(deps),
     ...createTrackerActivities(deps),
   };
 }

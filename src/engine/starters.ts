@@ -1,5 +1,5 @@
 import type { Client } from '@temporalio/client';
-import type { HealthSignals } from '../../activities/delivery';
+import type { HealthSignals } from '../../activities/health';
 import type { Config } from '../config';
 import { webhookHealth } from '../../workflows/webhook-health';
 import { testTracker } from '../../workflows/test-tracker';

@@ -2,23 +2,26 @@ import { ApplicationFailure, ApplicationFailureCategory } from '@temporalio/comm
 import { Context } from '@temporalio/activity';
 import type { Config } from '../src/config';
 import type { Db } from '../src/db/database';
+import type { AttemptInput, AttemptResult, RetryInput, TargetOutcome } from '../src/engine/contract';
+import { deliveryBody, signedRequest } from '../src/engine/signed-request';
+import { attemptRecorder, type AttemptRecord } from '../src/events/deliveries';
+import { eventDelivery, type EventUrls, urlsOf } from '../src/events/events';
+import type { DeliveryState, EventRow } from '../src/events/tables';
 import { log, withLogContext } from '../src/log';
 import { attemptOutcome, deliveryMetrics } from '../src/metrics/delivery';
-import { type AttemptRecord, type DeliveryWithWebhook, loadAttempt, type Recorded, recordAttempts } from '../src/events/deliveries';
-import { eventDelivery } from '../src/events/events';
-import { deliveryBody, signedRequest } from '../src/engine/signed-request';
-import { disableIfSustained, disableWebhook, type FailureRun, type HealthVerdict, recordFailure, recordSuccess } from '../src/webhooks/webhooks';
 import { createHttpClient, type SendResult } from '../src/outbound/http-client';
-import type { AttemptInput, AttemptResult, RetryInput, TargetOutcome } from '../src/engine/contract';
+import type { CustomHeader } from '../src/webhooks/tables';
+import { healthFollowUp, type HealthSignals } from './health';
 
 /**
- * How activities tell a webhook's long-lived health workflow that a run of failures
- * started at `since`, or that it ended (the engine signals it, starting it if need be).
+ * Delivery attempts: read what the attempt needs (one statement), build each signed
+ * request (src/engine/signed-request.ts), POST it (src/outbound/http-client.ts), then
+ * record the outcomes (src/events/deliveries.ts) and follow up on the webhooks'
+ * health (./health.ts).
  */
-export interface HealthSignals {
-  failing(webhookId: string, since: Date): Promise<void>;
-  recovered(webhookId: string): Promise<void>;
-}
+
+const JITTER = 0.2;
+const MAX_RETRY_AFTER_MS = 60 * 60 * 1000;
 
 export interface DeliveryDeps {
   config: Config;
@@ -26,17 +29,14 @@ export interface DeliveryDeps {
   health: HealthSignals;
 }
 
-const JITTER = 0.2;
-const MAX_RETRY_AFTER_MS = 60 * 60 * 1000;
-/** Outcomes that arrive within this long of each other are recorded in one transaction. */
-const GATHER_MS = 100;
-
-export function createDeliveryActivities({ config, db, health }: DeliveryDeps) {
+export function createDeliveryActivities(deps: DeliveryDeps) {
+  const { config, db } = deps;
   // Every POST leaves through this client: its connections resolve, check and pin the address.
   const http = createHttpClient({ ...config.webhooks, timeoutMs: config.attemptTimeoutMs });
+  const followUp = healthFollowUp(deps);
 
   /** One POST to one target; its outcome goes to the recorder as soon as the answer is in. */
-  async function attemptOne(eventId: string, body: string, delivery: DeliveryWithWebhook, retryDelaysMs: number[], record: (r: AttemptRecord) => void, test: boolean): Promise<TargetOutcome> {
+  async function attemptOne(event: EventRow, body: string, delivery: DeliveryWithWebhook, retryDelaysMs: number[], record: (r: AttemptRecord) => void): Promise<TargetOutcome> {
     const { webhookId } = delivery;
     const hook = delivery.webhook;
     if (!hook || hook.deletedAt || hook.disabledAt) {
@@ -47,11 +47,11 @@ export function createDeliveryActivities({ config, db, health }: DeliveryDeps) {
     // infrastructure error (nothing recorded) does not use up an attempt.
     const attempt = delivery.attempts + 1;
     const final = attempt > retryDelaysMs.length;
-    const request = signedRequest({ id: eventId, body, test }, { ...hook, url: delivery.url }, { sentAt: new Date() });
+    const request = signedRequest({ id: event.id, body, test: event.test }, { ...hook, url: delivery.url }, { sentAt: new Date() });
     const result = await http.post(request.url, request.headers, request.body);
     const measured = attemptOutcome(result.status, result.error, result.reason === 'ADDRESS_REFUSED' || result.reason === 'HTTP_REFUSED');
     deliveryMetrics.attempt(measured, attempt, result.totalTimeMs / 1000);
-    log.debug('delivery attempt', { event_id: eventId, webhook_id: webhookId, attempt, outcome: measured, ms: result.totalTimeMs });
+    log.debug('delivery attempt', { event_id: event.id, webhook_id: webhookId, attempt, outcome: measured, ms: result.totalTimeMs });
     const ok = result.status >= 200 && result.status < 300;
     const gone = result.status === 410;
     record({
@@ -59,7 +59,7 @@ export function createDeliveryActivities({ config, db, health }: DeliveryDeps) {
       before: delivery,
       state: ok ? 'completed' : gone || final ? 'failed' : 'pending',
       payload: {
-        eventId,
+        eventId: event.id,
         webhookId,
         requestUrl: request.logged.url,
         requestHeaders: request.logged.headers,
@@ -75,24 +75,6 @@ export function createDeliveryActivities({ config, db, health }: DeliveryDeps) {
     if (final) return { webhookId, outcome: 'failed', attempt, responseCode: result.status };
     const planned = retryDelaysMs[attempt - 1]! * (1 - JITTER + Math.random() * 2 * JITTER);
     return { webhookId, outcome: 'retry', attempt, responseCode: result.status, retryInMs: Math.round(Math.max(planned, retryAfter(result) ?? 0)) };
-  }
-
-  /**
-   * What an outcome means for the webhook's health: the run of failures (counted
-   * here unless recording the attempt counted it: `counted`), 410.
-   */
-  async function followUp(outcome: TargetOutcome, delivery: DeliveryWithWebhook | undefined, counted: Map<string, FailureRun>): Promise<void> {
-    const { webhookId } = outcome;
-    if (outcome.outcome === 'delivered') {
-      if (delivery?.webhook?.failingSince && (await recordSuccess(db, webhookId))) await health.recovered(webhookId);
-    } else if (outcome.outcome === 'retry' || outcome.outcome === 'failed') {
-      const run = counted.get(webhookId) ?? (await recordFailure(db, webhookId, new Date()));
-      if (run && repeatsHealthSignal(run.consecutiveFailures, config.disableAfterFailures)) {
-        await health.failing(webhookId, run.failingSince);
-      }
-    } else if (outcome.outcome === 'stopped' && outcome.gone) {
-      if (await disableWebhook(db, webhookId, new Date())) deliveryMetrics.webhookDisabled('gone');
-    }
   }
 
   /**
@@ -114,13 +96,13 @@ export function createDeliveryActivities({ config, db, health }: DeliveryDeps) {
       else if (delivery.state === 'completed') outcomes.push({ webhookId, outcome: 'delivered' });
       else toSend.push(delivery);
     }
-    const recorder = outcomeRecorder((batch) => recordAttempts(db, input.eventId, batch), toSend.length);
+    const recorder = attemptRecorder(db, input.eventId, toSend.length);
     for (const d of toSend) if (d.attempts === 0) deliveryMetrics.firstAttemptSent(ctx.event.created_at);
-    outcomes.push(...(await Promise.all(toSend.map((d) => withLogContext({ webhook_id: d.webhookId }, () => attemptOne(ctx.event.id, body, d, input.retryDelaysMs, recorder.add, ctx.event.test))))));
+    outcomes.push(...(await Promise.all(toSend.map((d) => withLogContext({ webhook_id: d.webhookId }, () => attemptOne(ctx.event, body, d, input.retryDelaysMs, recorder.add))))));
     const recorded = await recorder.done();
     const status = recorded.status ?? ctx.event.status;
     if (status !== ctx.event.status && (status === 'completed' || status === 'failed')) deliveryMetrics.eventFinished(status);
-    await Promise.all(outcomes.map((o) => followUp(o, ctx.deliveries.get(o.webhookId), recorded.failureRuns)));
+    await Promise.all(outcomes.map((o) => followUp(o, !!ctx.deliveries.get(o.webhookId)?.webhook?.failingSince, recorded.failureRuns)));
     return { status, outcomes };
   }
 
@@ -154,80 +136,93 @@ export function createDeliveryActivities({ config, db, health }: DeliveryDeps) {
         });
         // The message says what happened; a stack of this code would only be noise in
         // the UI and in every retry's stored failure, and formatting it (source-mapped)
-        // was ~2% of the retry worker's CPU per attempt (bench/, `--only retry --profile`).
+        // costs CPU on every failed attempt (docs/performance.md).
         failed.stack = '';
         throw failed;
       }
       return result;
     },
-
-    /** Called by the health workflow when a run of failures may have lasted long enough. */
-    async disableIfSustained(webhookId: string, since: number, minFailures: number, minSpanMs: number): Promise<HealthVerdict> {
-      const verdict = await disableIfSustained(db, webhookId, new Date(since), minFailures, minSpanMs, new Date());
-      if (verdict === 'disabled') deliveryMetrics.webhookDisabled('failing');
-      return verdict;
-    },
   };
+}
 
-  function retryAfter(result: SendResult): number | undefined {
-    if (result.status !== 429 && result.status !== 503) return undefined;
-    const value = result.headers['retry-after'];
-    if (!value) return undefined;
-    const ms = /^\d+$/.test(value) ? Number(value) * 1000 : Date.parse(value) - Date.now();
-    return Number.isFinite(ms) && ms > 0 ? Math.min(ms, MAX_RETRY_AFTER_MS) : undefined;
-  }
+/** Retry-After of a 429 or 503, in ms (capped), when it asks for longer than the schedule. */
+function retryAfter(result: SendResult): number | undefined {
+  if (result.status !== 429 && result.status !== 503) return undefined;
+  const value = result.headers['retry-after'];
+  if (!value) return undefined;
+  const ms = /^\d+$/.test(value) ? Number(value) * 1000 : Date.parse(value) - Date.now();
+  return Number.isFinite(ms) && ms > 0 ? Math.min(ms, MAX_RETRY_AFTER_MS) : undefined;
+}
+
+// ---- the attempt's read ------------------------------------------------------------
+
+/** A delivery row with what its webhook says about sending to it. */
+export interface DeliveryWithWebhook {
+  webhookId: string;
+  /** As stored: may carry `user:password@` for Basic auth. Mask before showing it. */
+  url: string;
+  state: DeliveryState;
+  /** Attempts sent so far: the next one is number `attempts + 1`. */
+  attempts: number;
+  /** Undefined when the webhook row is gone. */
+  webhook?: {
+    customHeaders: CustomHeader[];
+    secret: string | null;
+    /** A rotated-out secret still in its grace period (signs beside `secret`). */
+    previousSecret: string | null;
+    disabledAt: Date | null;
+    deletedAt: Date | null;
+    failingSince: Date | null;
+  };
+}
+
+export interface AttemptContext {
+  event: EventRow;
+  deliveries: Map<string, DeliveryWithWebhook>;
+  /** As of sending: what the delivered body says. */
+  urls: EventUrls;
 }
 
 /**
- * Whether this failure of a run (1-based) tells the health workflow: the first starts
- * the watch; the threshold's failure and every doubling after it (20, 40, 80, …)
- * repeat it, which makes up for a signal lost while Temporal was unreachable at a
- * cost that grows with the log of the run, not with every `threshold` failures (an
- * endpoint that is down took a signal and a workflow task every 20 of its failures).
+ * Everything one attempt needs, in one read: the event's columns come once per
+ * delivery row (left joins: an event without deliveries is one row), so an attempt
+ * costs one statement before its POSTs (docs/performance.md). Undefined for an
+ * unknown event.
  */
-export function repeatsHealthSignal(consecutiveFailures: number, threshold: number): boolean {
-  if (consecutiveFailures === 1) return true;
-  if (consecutiveFailures < threshold || consecutiveFailures % threshold !== 0) return false;
-  const multiple = consecutiveFailures / threshold;
-  return (multiple & (multiple - 1)) === 0; // a power of two
-}
-
-/**
- * Records outcomes in as few transactions as possible without holding a fast
- * answer back for a slow one: what arrives within GATHER_MS of the first unrecorded
- * outcome is recorded together, and everything at once when all are in. Batches
- * are recorded one after another; `done` gives the status after the last one and
- * the failure runs all of them counted.
- */
-function outcomeRecorder(record: (batch: AttemptRecord[]) => Promise<Recorded>, expected: number) {
-  const waiting: AttemptRecord[] = [];
-  let arrived = 0;
-  let timer: NodeJS.Timeout | undefined;
-  let status: Recorded['status'] | undefined;
-  const failureRuns: Recorded['failureRuns'] = new Map();
-  let chain: Promise<void> = Promise.resolve();
-  const flush = () => {
-    clearTimeout(timer);
-    timer = undefined;
-    const batch = waiting.splice(0);
-    if (batch.length === 0) return;
-    chain = chain.then(async () => {
-      const recorded = await record(batch);
-      status = recorded.status;
-      for (const [webhookId, run] of recorded.failureRuns) failureRuns.set(webhookId, run);
+export async function loadAttempt(db: Db, eventId: string): Promise<AttemptContext | undefined> {
+  const rows = await db
+    .selectFrom('events as e')
+    .leftJoin('event_deliveries as d', 'd.event_id', 'e.id')
+    .leftJoin('webhooks as w', 'w.id', 'd.webhook_id')
+    .selectAll('e')
+    .select(['d.webhook_id', 'd.url', 'd.state', 'd.attempts', 'w.id as hook_id', 'w.custom_headers', 'w.webhook_secret', 'w.previous_webhook_secret', 'w.previous_secret_expires_at', 'w.disabled_at', 'w.deleted_at', 'w.failing_since'])
+    .where('e.id', '=', eventId)
+    .orderBy('d.webhook_id')
+    .execute();
+  const first = rows[0];
+  if (!first) return undefined;
+  const { webhook_id: _w, url: _u, state: _s, attempts: _a, hook_id: _h, custom_headers: _c, webhook_secret: _ws, previous_webhook_secret: _p, previous_secret_expires_at: _pe, disabled_at: _di, deleted_at: _de, failing_since: _f, ...event } = first;
+  const deliveries = new Map<string, DeliveryWithWebhook>();
+  const sent: { url: string; state: DeliveryState }[] = [];
+  for (const r of rows) {
+    if (r.webhook_id === null || r.url === null || r.state === null || r.attempts === null) continue; // no deliveries
+    sent.push({ url: r.url, state: r.state });
+    deliveries.set(r.webhook_id, {
+      webhookId: r.webhook_id,
+      url: r.url,
+      state: r.state,
+      attempts: r.attempts,
+      webhook: r.hook_id
+        ? {
+            customHeaders: r.custom_headers ?? [],
+            secret: r.webhook_secret,
+            previousSecret: r.previous_secret_expires_at && r.previous_secret_expires_at.getTime() > Date.now() ? r.previous_webhook_secret : null,
+            disabledAt: r.disabled_at,
+            deletedAt: r.deleted_at,
+            failingSince: r.failing_since,
+          }
+        : undefined,
     });
-    chain.catch(() => undefined); // observed by `done`; a failed batch fails the activity, which is retried
-  };
-  return {
-    add(r: AttemptRecord) {
-      waiting.push(r);
-      if (++arrived >= expected) flush();
-      else timer ??= setTimeout(flush, GATHER_MS);
-    },
-    async done(): Promise<{ status: Recorded['status'] | undefined; failureRuns: Recorded['failureRuns'] }> {
-      flush();
-      await chain;
-      return { status, failureRuns };
-    },
-  };
+  }
+  return { event, deliveries, urls: urlsOf(sent) };
 }
