@@ -8,8 +8,7 @@ import { ApiError } from '../errors/api-error';
 import { hasPrefix, newId } from '../ids';
 import { isoMillis } from '../format';
 import { log } from '../log';
-import { markDispatched, pendingTargets, releaseClaims, startDelivery } from './outbox';
-import { LEASE_MS } from './dispatcher';
+import { LEASE_MS, markDispatched, pendingTargets, releaseClaims, startDelivery } from './outbox';
 import type { TemporalDeps } from './client';
 import { MAX_BULK_REPLAY, type ReplayFilter } from './replay.schema';
 

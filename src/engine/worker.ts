@@ -4,7 +4,7 @@ import { NativeConnection, Worker } from '@temporalio/worker';
 import { createActivities } from '../../activities/index';
 import { type Config, retryTaskQueue } from '../config';
 import type { Db } from '../db/database';
-import { startDispatcher } from './dispatcher';
+import { startDispatcher } from './outbox';
 import { acceptsConnections } from '../net';
 import { log } from '../log';
 import { deliveryLogIds } from './activity-log-ids';
