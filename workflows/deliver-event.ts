@@ -6,7 +6,7 @@ import { type AttemptResult, type DeliverEvent, type DeliveryTarget, EventStatus
  * A wait before a retry up to this long is spent in the retry activity itself
  * (scheduled at once, it sleeps until its time): a durable timer would cost the
  * server a timer and the worker a second workflow task for every failing URL
- * (the production schedule's first retry is 5 s). Longer waits are timers.
+ * (the production schedule's first retry is that short: config.ts). Longer waits are timers.
  */
 export const WAIT_IN_ACTIVITY_MAX_MS = 15_000;
 
@@ -33,10 +33,10 @@ export function laterStatus(held: EventStatus | undefined, reported: EventStatus
  *
  * Each URL that failed gets one `retryDelivery` activity, after a durable timer when
  * the first retry is more than WAIT_IN_ACTIVITY_MAX_MS away (otherwise the activity
- * waits), whose later attempts the server schedules: the activity
- * fails with the next delay of the schedule (or a longer Retry-After) and Temporal
- * retries it then. Retried activity attempts add no history, so a failing URL costs
- * ~8 history events and one more workflow task however many attempts it takes, one
+ * waits), whose later attempts the server schedules: the activity fails with the
+ * next delay of the schedule (or a longer Retry-After) and Temporal retries it then.
+ * Retried activity attempts add no history, so a failing URL costs the same few
+ * history events and one more workflow task however many attempts it takes, one
  * failing endpoint never holds the others back, and the UI shows each pending
  * attempt with its count, last failure and next retry time (every attempt's
  * request and response are Payloads in the API). Attempts are numbered by what the

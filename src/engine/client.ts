@@ -2,8 +2,9 @@ import type { Client } from '@temporalio/client';
 import type { Config } from '../config';
 
 /**
- * One Temporal client per process, connected on first use. The module loads then
- * too (~36 MB): the api needs Temporal only for replays and test trackers.
+ * One Temporal client per process, connected on first use. The module, a large one
+ * (docs/performance.md), loads then too: the api needs Temporal only for replays and
+ * test trackers.
  */
 export async function connectTemporal(config: Config): Promise<Client> {
   if (!config.temporalAddress) throw new Error('TEMPORAL_ADDRESS is not set');

@@ -36,7 +36,7 @@ export async function replayEvent(db: Db, deps: TemporalDeps, eventId: string, o
       await trx.updateTable('event_deliveries').set({ state: 'pending', attempts: 0, updated_at: new Date() }).where('event_id', '=', event.id).where('state', '!=', 'completed').execute();
     }
     await refreshEventStatus(trx, event.id);
-    // A replay also clears a dispatch incident (dispatch.ts): the operator fixed its cause.
+    // A replay also clears a dispatch incident (outbox.ts): the operator fixed its cause.
     // Claimed by this replay (a lease, as a dispatcher claims) so no dispatcher starts a
     // second run beside the one started below, which could deliver the same URL twice.
     const claimed = await trx
@@ -77,7 +77,7 @@ function matching(db: Kysely<Database>, filter: ReplayFilter) {
 /**
  * Operators: replay every event matching the filter, answered at once. One
  * transaction resets the matching events' unacknowledged deliveries to pending and
- * hands the events back to the outbox with this replay's id (dispatch.ts starts
+ * hands the events back to the outbox with this replay's id (outbox.ts starts
  * them, replacing a run still going); the dispatchers of every worker share the
  * work, and it survives any process dying. Progress: `replayProgress`.
  */

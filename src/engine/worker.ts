@@ -81,7 +81,7 @@ export async function createWorker(config: Config, db: Db) {
         // (the SDK's default of 100 held every event back behind an endpoint that hangs).
         maxConcurrentLocalActivityExecutions: config.worker.workflowTaskSlots,
         interceptors: { activity: [deliveryLogIds] },
-        // Not a public option of the SDK's types: see workflow-sandbox.ts.
+        // Not a public option of the SDK's types: see sandbox.ts.
         ...(sandbox as object),
       }),
     );
