@@ -12,7 +12,7 @@ export type StartTestTracker = (trackerId: string) => Promise<void>;
  * Buying with an EndShipper, and what follows the commit: the `tracker.created`
  * event, and in test mode the tracker that advances by itself.
  */
-export async function buyWithEndShipper(db: Db, startTestTracker: StartTestTracker, who: Principal, shipmentId: string, input: BuyInput) {
+export async function buyWithEndShipper(db: Db, who: Principal, shipmentId: string, input: BuyInput, startTestTracker: StartTestTracker) {
   const { shipment, tracker } = await buyShipment(db, who, shipmentId, input);
   await publishEvent(db, { userId: who.user.id, mode: who.mode, description: 'tracker.created', result: trackerView(tracker) });
   if (who.mode === 'test') {

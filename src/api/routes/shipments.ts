@@ -13,5 +13,5 @@ export const shipmentsRoutes = (deps: TemporalDeps & { db: Db }) =>
   routeTable([
     ['POST', '/shipments', async (req) => created(await shipments.createShipment(deps.db, principal(req), bodyOf(req)))],
     ['GET', '/shipments/:id', async (req) => ok(await shipments.getShipment(deps.db, principal(req), String(req.params.id)))],
-    ['POST', '/shipments/:id/buy', async (req) => ok(await buyWithEndShipper(deps.db, (trackerId) => startTestTracker(deps, trackerId), principal(req), String(req.params.id), shipments.parseBuy(bodyOf(req))))],
+    ['POST', '/shipments/:id/buy', async (req) => ok(await buyWithEndShipper(deps.db, principal(req), String(req.params.id), shipments.parseBuy(bodyOf(req)), (trackerId) => startTestTracker(deps, trackerId)))],
   ]);
