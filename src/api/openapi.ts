@@ -1,7 +1,8 @@
 import { OpenAPIRegistry, OpenApiGeneratorV31, type RouteConfig } from '@asteasolutions/zod-to-openapi';
 import { ApiKeys, ApiKey, CreateKeyBody, Empty } from '../account/api-keys.schema';
 import { EndShipper, EndShipperBody, EndShipperList } from '../end-shippers/addresses.schema';
-import { BulkReplayBody, DeliveredEvent, DispatchIncidentList, Event, EventList, NewEventBody, Payload, PayloadList, Replay, ReplayBody } from '../events/events.schema';
+import { DeliveredEvent, Event, EventList, NewEventBody, Payload, PayloadList } from '../events/events.schema';
+import { BulkReplayBody, DispatchIncidentList, Replay, ReplayBody } from '../engine/replay.schema';
 import { PortalSession } from '../portal-sessions/portal-sessions.schema';
 import { pageQuery } from './pagination.schema';
 import { z } from '../schema';

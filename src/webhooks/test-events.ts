@@ -5,7 +5,7 @@ import { TEST_EVENT_INPUT, TestEventBody } from './webhooks.schema';
 import { isoSeconds } from '../format';
 import { newId } from '../ids';
 import type { EventType } from '../events/types';
-import { eventDelivery, insertEvent } from '../events/events';
+import { publishEvent } from '../events/publish';
 import type { Principal } from '../account/principal';
 import { CARRIER } from '../shipments/rates';
 import { ownWebhook } from './webhooks';
@@ -54,7 +54,7 @@ export async function sendTestEvent(db: Db, who: Principal, webhookId: string, b
   if (hook.disabled_at) {
     throw new ApiError('WEBHOOK.INVALID', 'The webhook is disabled; update it to re-enable it, then send a test event.', [{ field: 'id', message: 'webhook is disabled' }]);
   }
-  const { event, urls } = await insertEvent(db, {
+  return publishEvent(db, {
     userId: who.user.id,
     mode: who.mode,
     description,
@@ -62,5 +62,4 @@ export async function sendTestEvent(db: Db, who: Principal, webhookId: string, b
     previousAttributes: description.endsWith('.updated') ? { status: 'unknown' } : {},
     test: { webhookId: hook.id },
   });
-  return eventDelivery(event, urls);
 }

@@ -1,8 +1,8 @@
-import type { PublishDeps } from '../../events/publish';
+import type { Db } from '../../db/database';
 import { publishEvent } from '../../events/publish';
-import { dispatchIncidents, parseReplayFilter, replayProgress, startReplay } from '../../engine/replay';
+import { dispatchIncidents, replayProgress, startReplay } from '../../engine/replay';
 import { parseNewEvent } from '../../events/events';
-import { BULK_REPLAY_INPUT, BulkReplayBody } from '../../events/events.schema';
+import { BULK_REPLAY_INPUT, BulkReplayBody } from '../../engine/replay.schema';
 import { parseInput } from '../../schema';
 import { ApiError } from '../../errors/api-error';
 import { bodyOf } from '../body';
@@ -10,11 +10,11 @@ import { created, ok } from '../reply';
 import { routeTable } from '../route-table';
 
 /** Operator routes for events under /admin/v1. */
-export const adminEventsRoutes = (deps: PublishDeps) =>
+export const adminEventsRoutes = (deps: { db: Db }) =>
   routeTable([
-    ['POST', '/events', async (req) => created(await publishEvent(deps, parseNewEvent(bodyOf(req))))],
+    ['POST', '/events', async (req) => created(await publishEvent(deps.db, parseNewEvent(bodyOf(req))))],
     // Answered at once with a handle: the dispatchers carry the replay out (replay.ts).
-    ['POST', '/events/replay', async (req) => ({ status: 202, body: await startReplay(deps.db, parseReplayFilter(parseInput(BulkReplayBody, bodyOf(req), BULK_REPLAY_INPUT))) })],
+    ['POST', '/events/replay', async (req) => ({ status: 202, body: await startReplay(deps.db, parseInput(BulkReplayBody, bodyOf(req), BULK_REPLAY_INPUT)) })],
     ['GET', '/replays/:id', async (req) => {
       const progress = await replayProgress(deps.db, String(req.params.id));
       if (!progress) throw new ApiError('NOT_FOUND', 'Replay not found.');
