@@ -7,7 +7,7 @@ import { hasPrefix, newId } from '../ids';
 import { normalEndShipperAddress } from './addresses';
 import { ADDRESS_INPUT, EndShipperBody } from './addresses.schema';
 import { parseInput } from '../schema';
-import type { Principal } from '../account/principal';
+import { ownedBy, ownerOf, type Principal } from '../account/principal';
 
 /**
  * EndShippers (seed 2.5, 4.4): only for users with the EndShipper capability.
@@ -44,7 +44,7 @@ export function requireEndShipperCapability(who: Principal): void {
 
 export async function findEndShipper(db: Db, who: Principal, id: string): Promise<EndShipperRow> {
   const row = hasPrefix(id, 'es')
-    ? await db.selectFrom('end_shippers').selectAll().where('id', '=', id).where('user_id', '=', who.user.id).executeTakeFirst()
+    ? await db.selectFrom('end_shippers').selectAll().where('id', '=', id).where(ownedBy(who, { anyMode: true })).executeTakeFirst()
     : undefined;
   if (!row) throw notFound('EndShipper not found.');
   if (row.mode !== who.mode) throw new ApiError('MODE.CONFLICT', `This EndShipper belongs to ${row.mode} mode; the key is a ${who.mode} key.`);
@@ -56,7 +56,7 @@ export async function createEndShipper(db: Db, who: Principal, body: unknown) {
   const values = normalEndShipperAddress(parseInput(EndShipperBody, body, ADDRESS_INPUT).address);
   const row = await db
     .insertInto('end_shippers')
-    .values({ id: newId('es'), user_id: who.user.id, mode: who.mode, ...values })
+    .values({ id: newId('es'), ...ownerOf(who), ...values })
     .returningAll()
     .executeTakeFirstOrThrow();
   return endShipperView(row);
@@ -75,8 +75,7 @@ export async function replaceEndShipper(db: Db, who: Principal, id: string, body
     .updateTable('end_shippers')
     .set({ ...values, updated_at: new Date() })
     .where('id', '=', id)
-    .where('user_id', '=', who.user.id)
-    .where('mode', '=', who.mode)
+    .where(ownedBy(who))
     .returningAll()
     .executeTakeFirstOrThrow();
   return endShipperView(row);
@@ -84,7 +83,7 @@ export async function replaceEndShipper(db: Db, who: Principal, id: string, body
 
 export async function listEndShippers(db: Db, who: Principal, page: PageParams) {
   requireEndShipperCapability(who);
-  const query = db.selectFrom('end_shippers').selectAll().where('user_id', '=', who.user.id).where('mode', '=', who.mode);
+  const query = db.selectFrom('end_shippers').selectAll().where(ownedBy(who));
   const { items, has_more } = await paginate(query, 'end_shippers', page);
   return { end_shippers: items.map(endShipperView), has_more };
 }
@@ -92,7 +91,7 @@ export async function listEndShippers(db: Db, who: Principal, page: PageParams) 
 /** Through the API an EndShipper of the other mode is simply not there. */
 async function ownEndShipper(db: Db, who: Principal, id: string): Promise<EndShipperRow> {
   const row = hasPrefix(id, 'es')
-    ? await db.selectFrom('end_shippers').selectAll().where('id', '=', id).where('user_id', '=', who.user.id).where('mode', '=', who.mode).executeTakeFirst()
+    ? await db.selectFrom('end_shippers').selectAll().where('id', '=', id).where(ownedBy(who)).executeTakeFirst()
     : undefined;
   if (!row) throw notFound('EndShipper not found.');
   return row;

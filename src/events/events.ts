@@ -7,7 +7,7 @@ import { ApiError, notFound } from '../errors/api-error';
 import { isoMillis } from '../format';
 import { hasPrefix, newId } from '../ids';
 import { NEW_EVENT_INPUT, NewEventBody } from './events.schema';
-import type { Principal } from '../account/principal';
+import { ownedBy, type Principal } from '../account/principal';
 import { parseInput } from '../schema';
 import { redactUrl } from '../webhooks/url';
 import { enabledWebhooks } from '../webhooks/webhooks';
@@ -81,7 +81,7 @@ export function urlsOf(rows: { url: string; state: DeliveryState }[]): EventUrls
 
 export async function ownEvent(db: Executor, who: Principal, id: string): Promise<EventRow> {
   const row = hasPrefix(id, 'evt')
-    ? await db.selectFrom('events').selectAll().where('id', '=', id).where('user_id', '=', who.user.id).where('mode', '=', who.mode).executeTakeFirst()
+    ? await db.selectFrom('events').selectAll().where('id', '=', id).where(ownedBy(who)).executeTakeFirst()
     : undefined;
   if (!row) throw notFound('Event not found.');
   return row;
@@ -94,7 +94,7 @@ export interface EventFilter {
 }
 
 export async function listEvents(db: Db, who: Principal, page: PageParams, filter: EventFilter = {}) {
-  let query = db.selectFrom('events').selectAll().where('user_id', '=', who.user.id).where('mode', '=', who.mode);
+  let query = db.selectFrom('events').selectAll().where(ownedBy(who));
   if (filter.status) query = query.where('status', '=', filter.status);
   if (filter.description) query = query.where('description', '=', filter.description);
   const { items, has_more } = await paginate(query, 'events', page);

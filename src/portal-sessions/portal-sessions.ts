@@ -3,7 +3,7 @@ import type { Config } from '../config';
 import type { Db } from '../db/database';
 import { isoSeconds } from '../format';
 import { newId } from '../ids';
-import type { Principal } from '../account/principal';
+import { ownerOf, type Principal } from '../account/principal';
 import { keyDigest } from '../account/secrets';
 
 /**
@@ -19,7 +19,7 @@ export async function createPortalSession(db: Db, config: Pick<Config, 'portalSe
   const expires = new Date(Date.now() + config.portalSessionTtlMs);
   await db
     .insertInto('portal_sessions')
-    .values({ id: newId('ps'), token_digest: keyDigest(token), user_id: who.user.id, mode: who.mode, api_key_id: who.keyId, expires_at: expires })
+    .values({ id: newId('ps'), token_digest: keyDigest(token), ...ownerOf(who), api_key_id: who.keyId, expires_at: expires })
     .execute();
   return { object: 'PortalSession' as const, url: `${origin}/portal/login/${token}`, expires_at: isoSeconds(expires) };
 }

@@ -7,7 +7,7 @@ import { isoSeconds } from '../format';
 import { hasPrefix, newId } from '../ids';
 import { normalizeState, normalizeZip } from '../end-shippers/addresses';
 import { findEndShipper } from '../end-shippers/end-shippers';
-import type { Principal } from '../account/principal';
+import { ownedBy, ownerOf, type Principal } from '../account/principal';
 import { quoteRates, zoneBetween, type ParcelSize } from './rates';
 import { parseInput, type z } from '../schema';
 import { BUY_INPUT, BuyBody, CreateShipmentBody, type ParcelInput, SHIPMENT_INPUT, type ShipmentAddressInput } from './shipments.schema';
@@ -92,8 +92,7 @@ export async function createShipment(db: Db, who: Principal, body: unknown) {
     .insertInto('shipments')
     .values({
       id,
-      user_id: who.user.id,
-      mode: who.mode,
+      ...ownerOf(who),
       reference: input.reference || null,
       from_address: JSON.stringify(from),
       to_address: JSON.stringify(to),
@@ -109,7 +108,7 @@ export async function createShipment(db: Db, who: Principal, body: unknown) {
 
 async function ownShipment(db: Db, who: Principal, id: string): Promise<ShipmentRow> {
   const row = hasPrefix(id, 'shp')
-    ? await db.selectFrom('shipments').selectAll().where('id', '=', id).where('user_id', '=', who.user.id).where('mode', '=', who.mode).executeTakeFirst()
+    ? await db.selectFrom('shipments').selectAll().where('id', '=', id).where(ownedBy(who)).executeTakeFirst()
     : undefined;
   if (!row) throw notFound('Shipment not found.');
   return row;
@@ -167,7 +166,7 @@ export async function buyShipment(db: Db, who: Principal, shipmentId: string, in
       const trackingCode = `SIM${who.mode === 'test' ? 'T' : 'P'}${String(randomInt(1e9)).padStart(9, '0')}${String(randomInt(1e9)).padStart(9, '0')}`;
       const tracker = await trx
         .insertInto('trackers')
-        .values({ id: newId('trk'), user_id: who.user.id, mode: who.mode, shipment_id: row.id, tracking_code: trackingCode, status: 'pre_transit', weight: Number((row.parcel as { weight: number }).weight) })
+        .values({ id: newId('trk'), ...ownerOf(who), shipment_id: row.id, tracking_code: trackingCode, status: 'pre_transit', weight: Number((row.parcel as { weight: number }).weight) })
         .returningAll()
         .executeTakeFirstOrThrow();
       const label = {

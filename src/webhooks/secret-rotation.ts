@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Config } from '../config';
 import type { Db } from '../db/database';
 import { isoSeconds } from '../format';
-import type { Principal } from '../account/principal';
+import { ownedBy, type Principal } from '../account/principal';
 import { parseInput } from '../schema';
 import { RotateSecretBody } from './webhooks.schema';
 import { ownWebhook } from './webhooks';
@@ -27,8 +27,7 @@ export async function rotateSecret(db: Db, config: Pick<Config, 'secretRotationG
     .updateTable('webhooks')
     .set({ webhook_secret: secret, previous_webhook_secret: hook.webhook_secret, previous_secret_expires_at: expires, updated_at: new Date() })
     .where('id', '=', hook.id)
-    .where('user_id', '=', who.user.id)
-    .where('mode', '=', who.mode)
+    .where(ownedBy(who))
     .execute();
   return {
     object: 'WebhookSecret' as const,

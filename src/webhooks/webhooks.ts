@@ -6,7 +6,7 @@ import type { WebhookRow, WebhookUpdate } from './tables';
 import { ApiError, notFound } from '../errors/api-error';
 import { isoSeconds } from '../format';
 import { hasPrefix, newId } from '../ids';
-import type { Principal } from '../account/principal';
+import { ownedBy, ownerOf, type Principal } from '../account/principal';
 import { parseInput } from '../schema';
 import { CreateWebhookBody, UpdateWebhookBody, WEBHOOK_INPUT } from './webhooks.schema';
 import { maskUrl, normalizeWebhookUrl } from './url';
@@ -45,8 +45,7 @@ export async function createWebhook(db: Db, config: Config, who: Principal, body
       .insertInto('webhooks')
       .values({
         id: newId('hook'),
-        user_id: who.user.id,
-        mode: who.mode,
+        ...ownerOf(who),
         url: url!,
         webhook_secret: secret,
         custom_headers: JSON.stringify(headers),
@@ -86,8 +85,7 @@ export async function ownWebhooks(db: Executor, who: Principal): Promise<Webhook
   return db
     .selectFrom('webhooks')
     .selectAll()
-    .where('user_id', '=', who.user.id)
-    .where('mode', '=', who.mode)
+    .where(ownedBy(who))
     .where('deleted_at', 'is', null)
     .orderBy('id', 'desc')
     .execute();
@@ -104,8 +102,7 @@ export async function ownWebhook(db: Executor, who: Principal, id: string): Prom
         .selectFrom('webhooks')
         .selectAll()
         .where('id', '=', id)
-        .where('user_id', '=', who.user.id)
-        .where('mode', '=', who.mode)
+        .where(ownedBy(who))
         .where('deleted_at', 'is', null)
         .executeTakeFirst()
     : undefined;
@@ -130,8 +127,7 @@ export async function updateWebhook(db: Db, who: Principal, id: string, body: un
     .updateTable('webhooks')
     .set(changes)
     .where('id', '=', id)
-    .where('user_id', '=', who.user.id)
-    .where('mode', '=', who.mode)
+    .where(ownedBy(who))
     .where('deleted_at', 'is', null)
     .returningAll()
     .executeTakeFirst();
@@ -144,8 +140,7 @@ export async function deleteWebhook(db: Db, who: Principal, id: string): Promise
     .updateTable('webhooks')
     .set({ deleted_at: new Date() })
     .where('id', '=', hasPrefix(id, 'hook') ? id : '')
-    .where('user_id', '=', who.user.id)
-    .where('mode', '=', who.mode)
+    .where(ownedBy(who))
     .where('deleted_at', 'is', null)
     .executeTakeFirst();
   if (result.numUpdatedRows === 0n) throw notFound('Webhook not found.');
