@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { parse as parseCookies, serialize as cookie } from 'cookie';
 import express, { type NextFunction, type Request, type Response, Router } from 'express';
 import helmet from 'helmet';
-import type { EventStatus } from '../events/tables';
+import { EVENT_STATUSES } from '../events/tables';
 import type { PublishDeps } from '../events/publish';
 import { replayEvent } from '../engine/replay';
 import { isEventType } from '../events/types';
@@ -30,7 +30,6 @@ import { bare, eventPage, eventsPage, type PageContext, webhookPage, type Webhoo
  */
 const COOKIE = 'shiphook_portal';
 const CSS = readFileSync(new URL('./assets/portal.css', import.meta.url), 'utf8');
-const EVENT_STATUSES: EventStatus[] = ['in_queue', 'retrying', 'completed', 'failed'];
 const PAGE_SIZE = 25;
 
 interface PortalSession {

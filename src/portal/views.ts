@@ -1,4 +1,5 @@
 import type { ErrorDetail } from '../errors/api-error';
+import { EVENT_STATUSES } from '../events/tables';
 import { EVENT_TYPES } from '../events/types';
 import { Html, html } from './html';
 
@@ -13,8 +14,6 @@ export interface PageContext {
   notice?: string;
   errors?: { message: string; details: ErrorDetail[] };
 }
-
-const STATUSES = ['in_queue', 'retrying', 'completed', 'failed'] as const;
 
 export function page(ctx: PageContext, title: string, body: Html): string {
   return html`<!doctype html>
@@ -205,7 +204,7 @@ export function eventsPage(ctx: PageContext, list: EventListView, filter: { stat
 <h1>Events</h1>
 <form method="get" action="/portal/events" class="row" aria-label="Filter events">
   <label for="status">Status</label>
-  <select id="status" name="status"><option value="">any</option>${STATUSES.map((s) => html`<option${filter.status === s ? html` selected` : ''}>${s}</option>`)}</select>
+  <select id="status" name="status"><option value="">any</option>${EVENT_STATUSES.map((s) => html`<option${filter.status === s ? html` selected` : ''}>${s}</option>`)}</select>
   <label for="type">Type</label>
   <select id="type" name="type"><option value="">any</option>${EVENT_TYPES.map((t) => html`<option${filter.type === t ? html` selected` : ''}>${t}</option>`)}</select>
   <button type="submit">Filter</button>

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { anyOf, type Db } from '../db/database';
-import type { WebhookRow } from './tables';
+import type { HealthState, WebhookRow } from './tables';
 import { isoSeconds } from '../format';
 import type { Principal } from '../account/principal';
 import { ownWebhook } from './webhooks';
@@ -60,10 +60,11 @@ function healthView(
 ) {
   const attempts = Number(window?.attempts ?? 0);
   const succeeded = Number(window?.succeeded ?? 0);
+  const status: HealthState = hook.disabled_at ? 'disabled' : hook.failing_since ? 'failing' : lastSuccess ? 'healthy' : lastFailure ? 'failing' : 'untested';
   return {
     object: 'WebhookHealth' as const,
     webhook_id: hook.id,
-    status: hook.disabled_at ? 'disabled' : hook.failing_since ? 'failing' : lastSuccess ? 'healthy' : lastFailure ? 'failing' : 'untested',
+    status,
     consecutive_failures: hook.consecutive_failures,
     failing_since: hook.failing_since ? isoSeconds(hook.failing_since) : null,
     disabled_at: hook.disabled_at ? isoSeconds(hook.disabled_at) : null,
