@@ -1,11 +1,8 @@
 import { anyOf, type Db, type Executor } from '../db/database';
-import type { ApiKeyRow, Mode } from './tables';
-import type { UserRow } from './tables';
+import type { ApiKeyRow, Mode, UserRow } from './tables';
 import { ApiError, notFound } from '../errors/api-error';
 import { isoSeconds } from '../format';
 import { hasPrefix, newId } from '../ids';
-import { CreateKeyBody, KEY_INPUT } from './api-keys.schema';
-import { parseInput } from '../schema';
 import type { Principal } from './principal';
 import { keyDigest, newApiKeyValue } from './secrets';
 import { liveChildren } from './users';
@@ -57,10 +54,6 @@ export async function issueKey(db: Executor, userId: string, mode: Mode): Promis
     .values({ id: newId('ak'), user_id: userId, mode, key, key_digest: keyDigest(key) })
     .returningAll()
     .executeTakeFirstOrThrow();
-}
-
-export function parseKeyRequest(body: unknown): Mode {
-  return parseInput(CreateKeyBody, body, KEY_INPUT).mode;
 }
 
 /** POST /api_keys: a key for the user and each of its children; a child gets one for itself. */

@@ -1,5 +1,6 @@
 import { type Expression, type ExpressionBuilder, type SqlBool, sql } from 'kysely';
 import type { Mode, UserRow } from './tables';
+import type { Db } from '../db/database';
 
 /** Who is calling: the key's user (a parent or a child) and the key's mode. */
 export interface Principal {
@@ -35,4 +36,10 @@ export function ownedBy(who: Principal, opts: { table?: string; anyMode?: boolea
 /** The owner a new row of the caller is stamped with: `.values({ id, ...ownerOf(who), … })`. */
 export function ownerOf(who: Principal): Owner {
   return { user_id: who.user.id, mode: who.mode };
+}
+
+/** What every operation called with an API key is handed besides its input: the caller and the database. */
+export interface Caller {
+  who: Principal;
+  db: Db;
 }

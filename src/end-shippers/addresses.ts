@@ -2,7 +2,7 @@ import type { EndShipperRow } from './tables';
 import type { z } from '../schema';
 import type { EndShipperAddress } from './addresses.schema';
 
-type EndShipperAddressInput = z.output<typeof EndShipperAddress>;
+export type EndShipperAddressInput = z.output<typeof EndShipperAddress>;
 
 /**
  * Address rules of EndShippers (seed 2.5, 7.2) and their normalisation, as the

@@ -4,9 +4,7 @@ import { type PageParams, paginate } from '../db/paginate';
 import { ApiError, notFound } from '../errors/api-error';
 import { isoOffset } from '../format';
 import { hasPrefix, newId } from '../ids';
-import { normalEndShipperAddress } from './addresses';
-import { ADDRESS_INPUT, EndShipperBody } from './addresses.schema';
-import { parseInput } from '../schema';
+import { type EndShipperAddressInput, normalEndShipperAddress } from './addresses';
 import { ownedBy, ownerOf, type Principal } from '../account/principal';
 
 /**
@@ -51,9 +49,9 @@ export async function findEndShipper(db: Db, who: Principal, id: string): Promis
   return row;
 }
 
-export async function createEndShipper(db: Db, who: Principal, body: unknown) {
+export async function createEndShipper(db: Db, who: Principal, address: EndShipperAddressInput) {
   requireEndShipperCapability(who);
-  const values = normalEndShipperAddress(parseInput(EndShipperBody, body, ADDRESS_INPUT).address);
+  const values = normalEndShipperAddress(address);
   const row = await db
     .insertInto('end_shippers')
     .values({ id: newId('es'), ...ownerOf(who), ...values })
@@ -63,18 +61,16 @@ export async function createEndShipper(db: Db, who: Principal, body: unknown) {
 }
 
 export async function getEndShipper(db: Db, who: Principal, id: string) {
-  requireEndShipperCapability(who);
   return endShipperView(await ownEndShipper(db, who, id));
 }
 
-export async function replaceEndShipper(db: Db, who: Principal, id: string, body: unknown) {
-  requireEndShipperCapability(who);
-  await ownEndShipper(db, who, id);
-  const values = normalEndShipperAddress(parseInput(EndShipperBody, body, ADDRESS_INPUT).address);
+/** PUT (of an EndShipper `ownEndShipper` found): the whole address is replaced. */
+export async function replaceEndShipper(db: Db, who: Principal, endShipper: EndShipperRow, address: EndShipperAddressInput) {
+  const values = normalEndShipperAddress(address);
   const row = await db
     .updateTable('end_shippers')
     .set({ ...values, updated_at: new Date() })
-    .where('id', '=', id)
+    .where('id', '=', endShipper.id)
     .where(ownedBy(who))
     .returningAll()
     .executeTakeFirstOrThrow();
@@ -88,8 +84,9 @@ export async function listEndShippers(db: Db, who: Principal, page: PageParams) 
   return { end_shippers: items.map(endShipperView), has_more };
 }
 
-/** Through the API an EndShipper of the other mode is simply not there. */
-async function ownEndShipper(db: Db, who: Principal, id: string): Promise<EndShipperRow> {
+/** The caller's EndShipper (the capability checked first); through the API one of the other mode is simply not there. */
+export async function ownEndShipper(db: Db, who: Principal, id: string): Promise<EndShipperRow> {
+  requireEndShipperCapability(who);
   const row = hasPrefix(id, 'es')
     ? await db.selectFrom('end_shippers').selectAll().where('id', '=', id).where(ownedBy(who)).executeTakeFirst()
     : undefined;

@@ -6,9 +6,7 @@ import { type PageParams, paginate } from '../db/paginate';
 import { ApiError, notFound } from '../errors/api-error';
 import { isoMillis } from '../format';
 import { hasPrefix, newId } from '../ids';
-import { NEW_EVENT_INPUT, NewEventBody } from './events.schema';
 import { ownedBy, type Principal } from '../account/principal';
-import { parseInput } from '../schema';
 import { redactUrl } from '../webhooks/url';
 import { enabledWebhooks } from '../webhooks/webhooks';
 
@@ -116,12 +114,6 @@ export interface NewEvent {
   previousAttributes?: Record<string, unknown>;
   /** A test event: delivered only to this webhook (if enabled), marked for receivers. */
   test?: { webhookId: string };
-}
-
-/** Checks an operator's publish request (POST /admin/v1/events). */
-export function parseNewEvent(body: unknown): NewEvent {
-  const input = parseInput(NewEventBody, body, NEW_EVENT_INPUT);
-  return { userId: input.user_id, mode: input.mode, description: input.description, result: input.result, previousAttributes: input.previous_attributes ?? {} };
 }
 
 /** Committed events wait here until a worker's dispatcher starts their delivery (delivery/dispatcher.ts). */

@@ -17,6 +17,8 @@ import { rotateSecret } from '../webhooks/secret-rotation';
 import type { WebhookRow } from '../webhooks/tables';
 import { createWebhook, deleteWebhook, ownWebhook, ownWebhooks, updateWebhook, webhookView } from '../webhooks/webhooks';
 import { ApiError } from '../errors/api-error';
+import { parseInput } from '../schema';
+import { TEST_EVENT_INPUT, TestEventBody, UpdateWebhookBody, WEBHOOK_INPUT, WebhookCreate } from '../webhooks/webhooks.schema';
 import { log } from '../log';
 import { bare, eventPage, eventsPage, type PageContext, webhookPage, type WebhookRowView, webhooksPage } from './views';
 
@@ -128,7 +130,8 @@ export function portalRouter(deps: PublishDeps): Router {
   router.post('/webhooks', async (req, res) => {
     const f = form(req);
     try {
-      const hook = await createWebhook(db, config, who(req), { webhook: { url: f.url, webhook_secret: f.webhook_secret || undefined, custom_headers: headersFrom(f) } });
+      const input = parseInput(WebhookCreate, { url: f.url, webhook_secret: f.webhook_secret || undefined, custom_headers: headersFrom(f) }, WEBHOOK_INPUT);
+      const hook = await createWebhook(db, config, who(req), input);
       back(res, `/portal/webhooks/${hook.id}`, 'Webhook added.');
     } catch (err) {
       if (!(err instanceof ApiError)) throw err;
@@ -143,7 +146,8 @@ export function portalRouter(deps: PublishDeps): Router {
     if (f.remove_secret) changes.webhook_secret = null;
     else if (f.webhook_secret) changes.webhook_secret = f.webhook_secret;
     try {
-      await updateWebhook(db, who(req), id, changes);
+      const hook = await ownWebhook(db, who(req), id);
+      await updateWebhook(db, who(req), hook, parseInput(UpdateWebhookBody, changes, WEBHOOK_INPUT));
       back(res, `/portal/webhooks/${id}`, 'Saved.');
     } catch (err) {
       if (!(err instanceof ApiError) || err.code === 'NOT_FOUND') throw err;
@@ -151,16 +155,16 @@ export function portalRouter(deps: PublishDeps): Router {
     }
   });
   router.post('/webhooks/:id/enable', async (req, res) => {
-    await updateWebhook(db, who(req), String(req.params.id), {});
+    await updateWebhook(db, who(req), await ownWebhook(db, who(req), String(req.params.id)), {});
     back(res, `/portal/webhooks/${req.params.id}`, 'Re-enabled.');
   });
   router.post('/webhooks/:id/rotate', async (req, res) => {
-    const rotated = await rotateSecret(db, config, who(req), String(req.params.id), {});
+    const rotated = await rotateSecret(db, config, who(req), String(req.params.id));
     await showWebhook(req, res, rotated.webhook_id, { notice: 'Secret rotated.' }, { secret: rotated.webhook_secret, previousExpiresAt: rotated.previous_secret_expires_at });
   });
   router.post('/webhooks/:id/test', async (req, res) => {
-    const description = form(req).description;
-    const event = await sendTestEvent(db, who(req), String(req.params.id), { description: description || undefined });
+    const { description } = parseInput(TestEventBody, { description: form(req).description || undefined }, TEST_EVENT_INPUT);
+    const event = await sendTestEvent(db, who(req), String(req.params.id), description);
     back(res, `/portal/events/${event.id}`, 'Test event sent.');
   });
   router.post('/webhooks/:id/delete', async (req, res) => {

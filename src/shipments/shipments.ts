@@ -9,8 +9,8 @@ import { normalizeState, normalizeZip } from '../end-shippers/addresses';
 import { findEndShipper } from '../end-shippers/end-shippers';
 import { ownedBy, ownerOf, type Principal } from '../account/principal';
 import { quoteRates, zoneBetween, type ParcelSize } from './rates';
-import { parseInput, type z } from '../schema';
-import { BUY_INPUT, BuyBody, CreateShipmentBody, type ParcelInput, SHIPMENT_INPUT, type ShipmentAddressInput } from './shipments.schema';
+import type { z } from '../schema';
+import type { ParcelInput, ShipmentAddressInput, ShipmentInput } from './shipments.schema';
 import { trackerView } from './trackers';
 
 /**
@@ -79,8 +79,7 @@ export function shipmentView(row: ShipmentRow, tracker?: ReturnType<typeof track
   };
 }
 
-export async function createShipment(db: Db, who: Principal, body: unknown) {
-  const input = parseInput(CreateShipmentBody, body, SHIPMENT_INPUT).shipment;
+export async function createShipment(db: Db, who: Principal, input: z.output<typeof ShipmentInput>) {
   const now = isoSeconds(new Date());
   const from = addressView(input.from_address, who.mode, now);
   const to = addressView(input.to_address, who.mode, now);
@@ -124,11 +123,6 @@ export interface BuyInput {
   rateId: string;
   endShipperId: string;
   insurance?: string;
-}
-
-export function parseBuy(body: unknown): BuyInput {
-  const input = parseInput(BuyBody, body, BUY_INPUT);
-  return { rateId: input.rate.id, endShipperId: input.end_shipper_id, insurance: input.insurance === undefined || input.insurance === null ? undefined : String(input.insurance) };
 }
 
 /** POST /shipments/:id/buy. Returns the bought shipment and its tracker row. */

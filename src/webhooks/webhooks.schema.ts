@@ -67,6 +67,7 @@ export const RotateSecretBody = z
     { error: 'must be a JSON object' },
   )
   .openapi('RotateSecretRequest');
+export const ROTATE_SECRET_INPUT: InputRules = { code: 'WEBHOOK.INVALID', message: 'The webhook secret is invalid.' };
 
 export const WebhookSecret = z
   .strictObject({

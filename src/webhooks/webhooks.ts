@@ -7,8 +7,8 @@ import { ApiError, notFound } from '../errors/api-error';
 import { isoSeconds } from '../format';
 import { hasPrefix, newId } from '../ids';
 import { ownedBy, ownerOf, type Principal } from '../account/principal';
-import { parseInput } from '../schema';
-import { CreateWebhookBody, UpdateWebhookBody, WEBHOOK_INPUT } from './webhooks.schema';
+import type { z } from '../schema';
+import type { UpdateWebhookBody, WebhookCreate } from './webhooks.schema';
 import { maskUrl, normalizeWebhookUrl } from './url';
 
 /**
@@ -16,6 +16,9 @@ import { maskUrl, normalizeWebhookUrl } from './url';
  * write-only; credentials in the URL are masked whenever the webhook is shown.
  * Any update re-enables a disabled webhook (`disabled_at: null`).
  */
+
+export type WebhookInput = z.output<typeof WebhookCreate>;
+export type WebhookChanges = z.output<typeof UpdateWebhookBody>;
 
 /** Per account (a parent and its children together) and mode. */
 export const MAX_WEBHOOKS_PER_MODE = 100;
@@ -33,8 +36,7 @@ export function webhookView(row: WebhookRow) {
 }
 
 /** POST /webhooks `{"webhook": {url, webhook_secret?, custom_headers?}}`. */
-export async function createWebhook(db: Db, config: Config, who: Principal, body: unknown) {
-  const input = parseInput(CreateWebhookBody, body, { ...WEBHOOK_INPUT, wrapper: 'webhook' }).webhook;
+export async function createWebhook(db: Db, config: Config, who: Principal, input: WebhookInput) {
   const url = await normalizeWebhookUrl(input.url, who.mode, config);
   const secret = input.webhook_secret || null;
   const headers = input.custom_headers ?? [];
@@ -114,10 +116,8 @@ export async function getWebhook(db: Db, who: Principal, id: string) {
   return webhookView(await ownWebhook(db, who, id));
 }
 
-/** PATCH: top-level `webhook_secret` and `custom_headers` (replaces the list); re-enables. */
-export async function updateWebhook(db: Db, who: Principal, id: string, body: unknown) {
-  await ownWebhook(db, who, id);
-  const input = parseInput(UpdateWebhookBody, body, WEBHOOK_INPUT);
+/** PATCH (of a webhook `ownWebhook` found): top-level `webhook_secret` and `custom_headers` (replaces the list); re-enables. */
+export async function updateWebhook(db: Db, who: Principal, hook: WebhookRow, input: WebhookChanges) {
   // Re-enabled, and its health starts afresh: a failure after this starts a new run.
   const changes: WebhookUpdate = { disabled_at: null, failing_since: null, consecutive_failures: 0, updated_at: new Date() };
   // A secret set by PATCH replaces the old one at once (rotation with a grace period: rotateSecret).
@@ -126,7 +126,7 @@ export async function updateWebhook(db: Db, who: Principal, id: string, body: un
   const row = await db
     .updateTable('webhooks')
     .set(changes)
-    .where('id', '=', id)
+    .where('id', '=', hook.id)
     .where(ownedBy(who))
     .where('deleted_at', 'is', null)
     .returningAll()
