@@ -8,11 +8,8 @@ import { PortalSession } from './portal-sessions.schema';
 type Context = Caller & { config: Config; /** This request's scheme and host, for links when no public URL is configured. */ origin: string };
 
 export const portalSessionOperations = [
-  defineOperation({
-    method: 'POST', path: '/portal_sessions', access: 'any key',
-    status: 201, response: PortalSession,
-    tag: 'Webhook portal', summary: 'Open a webhook portal link',
+  defineOperation({ method: 'POST', path: '/portal_sessions', access: 'any key',
+    status: 201, response: PortalSession, tag: 'Webhook portal', summary: 'Open a webhook portal link',
     description: 'A link that opens the customer webhook portal for this key\'s user and mode, valid for a bounded time (default 1 h), usable without the key.',
-    handler: (_, { db, config, who, origin }: Context) => createPortalSession(db, config, who, config.publicUrl ?? origin),
-  }),
+    handler: (_, { db, config, who, origin }: Context) => createPortalSession(db, config, who, config.publicUrl ?? origin) }),
 ];
