@@ -20,7 +20,9 @@ import { ApiError } from '../errors/api-error';
 import { parseInput } from '../schema';
 import { TEST_EVENT_INPUT, TestEventBody, UpdateWebhookBody, WEBHOOK_INPUT, WebhookCreate } from '../webhooks/webhooks.schema';
 import { log } from '../log';
-import { bare, eventPage, eventsPage, type PageContext, webhookPage, type WebhookRowView, webhooksPage } from './views';
+import { eventPage, eventsPage } from './event-pages';
+import { bare, type PageContext } from './layout';
+import { webhookPage, type WebhookRowView, webhooksPage } from './webhook-pages';
 
 /**
  * The customer webhook portal, served by the api under /portal: server-rendered pages
