@@ -8,7 +8,7 @@ import { keyDigest, newApiKeyValue } from './secrets';
 import { liveChildren } from './users';
 
 /**
- * API keys (seed 2.1, 2.2, 3.1, 4.1). Who may manage which key:
+ * API keys (the API specification, 2.1, 2.2, 3.1 and 4.1). Who may manage which key:
  * - a ReferralCustomer (parent) manages its own keys and its children's;
  * - any parent manages its children's keys;
  * - a child manages its own keys;

@@ -10,7 +10,7 @@ import type { OperatorUserUpdate, UserUpdate as UserUpdateSchema } from './users
 import { type PageParams, paginate } from '../db/paginate';
 
 /**
- * Users (seed 2.6, 4.5). Parents are created by operators (the web interface of
+ * Users (the API specification, 2.6 and 4.5). Parents are created by operators (the web interface of
  * the real service); children by their parent through POST /users. A child's
  * view carries no billing fields and no email.
  */

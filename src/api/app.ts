@@ -103,7 +103,7 @@ const requestLog: RequestHandler = (req, res, next) => {
   next();
 };
 
-/** Every non-2XX answer is the seed's JSON error body; no stack or SQL reaches clients. */
+/** Every non-2XX answer is the API's JSON error body (the API specification, 7); no stack or SQL reaches clients. */
 const errorBody: ErrorRequestHandler = (err, req, res, _next) => {
   let error: ApiError;
   if (err instanceof ApiError) error = err;

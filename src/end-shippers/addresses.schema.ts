@@ -3,7 +3,7 @@ import { type InputRules, MAX_TEXT, storable, z } from '../schema';
 import { Mode } from '../account/api-keys.schema';
 
 /**
- * The EndShipper address as a schema (seed 2.5, 7.2): a missing or malformed field
+ * The EndShipper address as a schema (the API specification, 2.5 and 7.2): a missing or malformed field
  * → ADDRESS.PARAMETERS.INVALID, a `country` that is not two letters →
  * ADDRESS.COUNTRY.INVALID, control characters → ADDRESS.PARAMETERS.INVALID_CHARACTER.
  */

@@ -5,7 +5,7 @@ import type { EndShipperAddress } from './addresses.schema';
 export type EndShipperAddressInput = z.output<typeof EndShipperAddress>;
 
 /**
- * Address rules of EndShippers (seed 2.5, 7.2) and their normalisation, as the
+ * Address rules of EndShippers (the API specification, 2.5 and 7.2) and their normalisation, as the
  * real API returns addresses: text fields upper-cased, state as its two-letter
  * code, ZIP as `12345` or `12345-6789`, phone as digits only; email and street2
  * kept as given (street2 `""` stays `""`, absent or null is null).

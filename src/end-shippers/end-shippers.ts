@@ -8,7 +8,7 @@ import { type EndShipperAddressInput, normalEndShipperAddress } from './addresse
 import { ownedBy, ownerOf, type Principal } from '../account/principal';
 
 /**
- * EndShippers (seed 2.5, 4.4): only for users with the EndShipper capability.
+ * EndShippers (the API specification, 2.5 and 4.4): only for users with the EndShipper capability.
  * PUT replaces the whole address (no partial update). When both `name` and
  * `company` are given, both are kept and `name` is the responsible party printed
  * first on labels.

@@ -3,10 +3,10 @@ import { freeFormObject, type InputRules, z } from '../schema';
 import { Mode } from '../account/api-keys.schema';
 import { EVENT_STATUSES } from './tables';
 
-/** Request and response schemas of events (seed 2.4, 4.3), their Payloads and replay. */
+/** Request and response schemas of events (the API specification, 2.4 and 4.3), their Payloads and replay. */
 const stamp = z.string().openapi({ format: 'date-time', example: '2026-01-31T12:00:00.000Z' });
 export const EventStatus = z.enum(EVENT_STATUSES).openapi('EventStatus');
-const description = z.enum(EVENT_TYPES, { error: 'must be one of the event types of seed section 6' }).openapi('EventType');
+const description = z.enum(EVENT_TYPES, { error: `must be one of ${EVENT_TYPES.join(', ')}` }).openapi('EventType');
 
 const summaryFields = {
   id: z.string().openapi({ example: 'evt_0192f3a4b5c67d8e9f0a1b2c3d4e5f60' }),

@@ -11,12 +11,12 @@ import { redactUrl } from '../webhooks/url';
 import { enabledWebhooks } from '../webhooks/webhooks';
 
 /**
- * Events (seed 2.4, 3.3, 4.3). An event's delivery state lives in
+ * Events (the API specification, 2.4, 3.3 and 4.3). An event's delivery state lives in
  * event_deliveries, one row per webhook; `pending_urls` (not yet acknowledged,
  * including URLs that ran out of attempts) and `completed_urls` are read from it,
  * credentials masked.
  *
- * Status transitions (seed 3.3 leaves them open):
+ * Status transitions (the API specification, 3.3, leaves them open):
  *   in_queue  → retrying   an attempt failed and that URL has attempts left
  *   in_queue  → completed  every URL acknowledged (at once when there are no webhooks)
  *   retrying  → completed  every URL acknowledged

@@ -7,7 +7,7 @@ import { ownerOf, type Principal } from '../account/principal';
 import { keyDigest } from '../account/secrets';
 
 /**
- * Portal sessions (beyond the seed; Svix's App Portal, Convoy's portal links): a link
+ * Portal sessions (beyond the API specification; Svix's App Portal, Convoy's portal links): a link
  * that opens the webhook portal for the calling key's user and mode, valid for a
  * bounded time (SHIPHOOK_PORTAL_SESSION_TTL, default 1 h), usable without the API key
  * itself — the key never reaches the browser. The link carries a random token; only

@@ -3,7 +3,7 @@ import { dollarAmount, freeFormObject, type InputRules, MAX_TEXT, optionalText, 
 import { Mode } from '../account/api-keys.schema';
 import { TRACKER_STATUSES } from './tables';
 
-/** Request and response schemas of shipments (seed 4.4: what buying with an EndShipper needs). */
+/** Request and response schemas of shipments (the API specification, 4.4: what buying with an EndShipper needs). */
 export const MAX_WEIGHT = 100_000; // ounces
 export const MAX_DIMENSION = 10_000; // inches
 

@@ -14,7 +14,7 @@ import type { ParcelInput, ShipmentAddressInput, ShipmentInput } from './shipmen
 import { trackerView } from './trackers';
 
 /**
- * Shipments — only what buying with an EndShipper needs (seed 4.4): create with
+ * Shipments — only what buying with an EndShipper needs (the API specification, 4.4): create with
  * rates from the simulated carrier, retrieve, buy. A purchase is one transaction:
  * the shipment row is locked (a concurrent buy gets SHIPMENT.PURCHASE.IN_PROGRESS),
  * the production balance is debited (402 PAYMENT_REQUIRED when short; test mode is

@@ -6,8 +6,8 @@ import type { Principal } from '../account/principal';
 import { ownWebhook } from './webhooks';
 
 /**
- * A webhook's health (beyond the seed, so the Webhook object keeps its wire shape):
- * the run of failures the engine counts (seed 3.2), the last success and failure, and
+ * A webhook's health (beyond the API specification, so the Webhook object keeps its wire shape):
+ * the run of failures the engine counts (the API specification, 3.2), the last success and failure, and
  * the attempts of the last 24 hours, from the attempt log (Payloads). Read for many
  * webhooks at once (the portal's list) in three grouped queries.
  */

@@ -9,7 +9,7 @@ import { CARRIER } from '../shipments/rates';
 import { ownWebhook } from './webhooks';
 
 /**
- * Test events ("send test webhook"): a sample Event of a chosen type (seed 6)
+ * Test events ("send test webhook"): a sample Event of a chosen type (the API specification, 6)
  * delivered to one webhook only, through the same outbox, workflow and attempt log
  * as every event, so it can be inspected and replayed like one. Receivers see
  * `X-Shiphook-Test: true` (a header customers cannot set: the brand prefix is
@@ -22,7 +22,7 @@ const OBJECT_OF: Record<string, string> = {
   report: 'Report', scan_form: 'ScanForm', shipment: 'ShipmentInvoice', tracker: 'Tracker',
 };
 
-/** A plausible result of that type; batches and trackers carry the fields the seed and our trackers have. */
+/** A plausible result of that type; batches and trackers carry the fields the API specification and our trackers have. */
 export function sampleResult(type: EventType, mode: string): Record<string, unknown> {
   const now = isoSeconds(new Date());
   const kind = type.split('.')[0]!;

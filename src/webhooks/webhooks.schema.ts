@@ -4,7 +4,7 @@ import { type InputRules, NOT_STORABLE, storable, z } from '../schema';
 import { Mode } from '../account/api-keys.schema';
 import { HEALTH_STATES } from './tables';
 
-/** Request and response schemas of webhooks (seed 2.3, 4.2). */
+/** Request and response schemas of webhooks (the API specification, 2.3 and 4.2). */
 export const MAX_SECRET_LENGTH = 1000;
 export const MAX_URL_LENGTH = 2048;
 
@@ -51,7 +51,7 @@ export const Webhook = z
 
 export const WebhookList = z.strictObject({ webhooks: z.array(Webhook) }).openapi('WebhookList');
 
-// ---- beyond the seed: secret rotation, test events, health -----------------------------
+// ---- beyond the API specification: secret rotation, test events, health --------------
 
 export const RotateSecretBody = z
   .object(

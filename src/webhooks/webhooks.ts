@@ -12,7 +12,7 @@ import type { UpdateWebhookBody, WebhookCreate } from './webhooks.schema';
 import { maskUrl, normalizeWebhookUrl } from './url';
 
 /**
- * Webhooks (seed 2.3, 3.2, 4.2). Scoped by the key's user and mode. The secret is
+ * Webhooks (the API specification, 2.3, 3.2 and 4.2). Scoped by the key's user and mode. The secret is
  * write-only; credentials in the URL are masked whenever the webhook is shown.
  * Any update re-enables a disabled webhook (`disabled_at: null`).
  */
@@ -173,7 +173,7 @@ export async function disableWebhook(db: Executor, id: string, at: Date): Promis
   return result.numUpdatedRows > 0n;
 }
 
-// ---- health: runs of failed attempts (seed 3.2) -------------------------------------
+// ---- health: runs of failed attempts (the API specification, 3.2) --------------------
 
 /** A run of failed attempts: when it started and how many in a row have failed (1 = the last one started it). */
 export interface FailureRun {
@@ -183,7 +183,7 @@ export interface FailureRun {
 
 /**
  * The statement that counts a failed attempt to each of `ids`, returning each one's
- * run; also a CTE of the statement that records later attempts (event-deliveries.ts).
+ * run; also a CTE of the statement that records later attempts (events/deliveries.ts).
  */
 export function countFailures(db: Executor, ids: readonly string[], at: Date) {
   return db
