@@ -4,7 +4,9 @@ import { type PageParams, paginate } from '../db/paginate';
 import { ApiError, notFound } from '../errors/api-error';
 import { isoOffset } from '../format';
 import { hasPrefix, newId } from '../ids';
-import { type EndShipperAddressInput, normalEndShipperAddress } from './addresses';
+import { normalizePhone, normalizeState, normalizeZip } from './addresses';
+import type { EndShipperAddress } from './addresses.schema';
+import type { z } from '../schema';
 import { ownedBy, ownerOf, type Principal } from '../account/principal';
 
 /**
@@ -13,6 +15,29 @@ import { ownedBy, ownerOf, type Principal } from '../account/principal';
  * `company` are given, both are kept and `name` is the responsible party printed
  * first on labels.
  */
+
+type EndShipperAddressInput = z.output<typeof EndShipperAddress>;
+
+/**
+ * An address as the real API returns it: text fields upper-cased, state, ZIP and
+ * phone normalised (addresses.ts); email and street2 kept as given (street2 `""`
+ * stays `""`, absent or null is null). Creation and PUT alike.
+ */
+function normalAddress(a: EndShipperAddressInput): Omit<EndShipperRow, 'id' | 'user_id' | 'mode' | 'created_at' | 'updated_at'> {
+  const upper = (v: string | null | undefined) => (v ? v.toUpperCase() : null);
+  return {
+    name: upper(a.name),
+    company: upper(a.company),
+    street1: a.street1.toUpperCase(),
+    street2: a.street2 === '' ? '' : upper(a.street2),
+    city: a.city.toUpperCase(),
+    state: normalizeState(a.state)!,
+    zip: normalizeZip(a.zip)!,
+    country: 'US',
+    phone: normalizePhone(a.phone)!,
+    email: a.email,
+  };
+}
 
 export function endShipperView(row: EndShipperRow) {
   return {
@@ -51,7 +76,7 @@ export async function findEndShipper(db: Db, who: Principal, id: string): Promis
 
 export async function createEndShipper(db: Db, who: Principal, address: EndShipperAddressInput) {
   requireEndShipperCapability(who);
-  const values = normalEndShipperAddress(address);
+  const values = normalAddress(address);
   const row = await db
     .insertInto('end_shippers')
     .values({ id: newId('es'), ...ownerOf(who), ...values })
@@ -66,7 +91,7 @@ export async function getEndShipper(db: Db, who: Principal, id: string) {
 
 /** PUT (of an EndShipper `ownEndShipper` found): the whole address is replaced. */
 export async function replaceEndShipper(db: Db, who: Principal, endShipper: EndShipperRow, address: EndShipperAddressInput) {
-  const values = normalEndShipperAddress(address);
+  const values = normalAddress(address);
   const row = await db
     .updateTable('end_shippers')
     .set({ ...values, updated_at: new Date() })
