@@ -10,7 +10,7 @@ import { requireAdmin } from './admin-auth';
 import type { Operation } from '../operation';
 import { authenticate, forgetCallerAfterWrite, principal, requireProduction } from './auth';
 import { keepRequestId, requestId, requestIdOf } from './request-id';
-import { CALLER_OPERATIONS, type CallerContext, OPERATOR_OPERATIONS, type OperatorContext } from './operations';
+import { CALLER_BASE, CALLER_OPERATIONS, type CallerContext, OPERATOR_BASE, OPERATOR_OPERATIONS, type OperatorContext } from './operations';
 import type { PrincipalCache } from './principal-cache';
 import { createRateLimits, type RateLimits } from './rate-limit';
 import { referenceRoutes } from './reference';
@@ -53,12 +53,12 @@ export function createApp(deps: AppDeps): Express {
   ];
   const context = (req: Request): OperatorContext => ({ db: deps.db, config: deps.config, temporal: deps.temporal, origin: `${req.protocol}://${req.get('host')}` });
   v2.use(operationRouter(CALLER_OPERATIONS, (req) => ({ ...context(req), who: principal(req) }), guardsOf));
-  app.use('/v2', v2);
+  app.use(CALLER_BASE, v2);
 
   const admin = Router();
   admin.use(requireAdmin(deps.config.adminToken));
   admin.use(operationRouter(OPERATOR_OPERATIONS, context, () => []));
-  app.use('/admin/v1', admin);
+  app.use(OPERATOR_BASE, admin);
 
   // The customer webhook portal (server-rendered pages; see src/portal/router.ts).
   app.use('/portal', portalRouter(deps));

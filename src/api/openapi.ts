@@ -2,7 +2,7 @@ import { OpenAPIRegistry, OpenApiGeneratorV31, type RouteConfig } from '@asteaso
 import type { Access, Operation } from '../operation';
 import { z } from '../schema';
 import { VERSION } from '../version';
-import { CALLER_OPERATIONS, OPERATOR_OPERATIONS } from './operations';
+import { CALLER_BASE, CALLER_OPERATIONS, OPERATOR_BASE, OPERATOR_OPERATIONS } from './operations';
 
 /**
  * The OpenAPI 3.1 document of the API, generated from the operations' declarations
@@ -78,6 +78,7 @@ function register(registry: OpenAPIRegistry, base: string, operations: readonly 
       security: op.access === 'operator' ? ADMIN_AUTH : PUBLIC_AUTH,
       request: {
         ...(op.params ? { params: idParams(op.params) } : {}),
+        // A page query reads into PageParams (a pipe): the generator documents its input, an object.
         ...(op.query ? { query: op.query.schema as z.ZodObject } : {}),
         ...(op.body ? { body: { required: !op.body.optional, content: json(op.body.schema) } } : {}),
       },
@@ -89,15 +90,15 @@ function register(registry: OpenAPIRegistry, base: string, operations: readonly 
   }
 }
 
-export const OPENAPI_PATH = '/v2/openapi.json';
+export const OPENAPI_PATH = `${CALLER_BASE}/openapi.json`;
 
 function buildDocument() {
   const registry = new OpenAPIRegistry();
   registry.registerComponent('securitySchemes', 'basicAuth', { type: 'http', scheme: 'basic', description: 'The API key as user name, empty password.' });
   registry.registerComponent('securitySchemes', 'bearerAuth', { type: 'http', scheme: 'bearer', description: 'The API key as bearer token.' });
   registry.registerComponent('securitySchemes', 'operatorToken', { type: 'http', scheme: 'bearer', description: 'The operator API: `SHIPHOOK_ADMIN_TOKEN`.' });
-  register(registry, '/v2', CALLER_OPERATIONS);
-  register(registry, '/admin/v1', OPERATOR_OPERATIONS);
+  register(registry, CALLER_BASE, CALLER_OPERATIONS);
+  register(registry, OPERATOR_BASE, OPERATOR_OPERATIONS);
   registry.registerPath({
     method: 'get',
     path: OPENAPI_PATH,

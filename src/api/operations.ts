@@ -29,6 +29,10 @@ export interface CallerContext extends OperatorContext {
   who: Principal;
 }
 
+/** Where each list is served. */
+export const CALLER_BASE = '/v2';
+export const OPERATOR_BASE = '/admin/v1';
+
 /** Under /v2, in the order a request walks them: the busiest resources first. */
 export const CALLER_OPERATIONS: Operation<CallerContext, Exclude<Access, 'operator'>>[] = [
   ...webhookOperations,

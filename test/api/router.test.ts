@@ -3,7 +3,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express, { type ErrorRequestHandler } from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CALLER_OPERATIONS, OPERATOR_OPERATIONS } from '../../src/api/operations';
+import { CALLER_BASE, CALLER_OPERATIONS, OPERATOR_BASE, OPERATOR_OPERATIONS } from '../../src/api/operations';
 import { openapiJson } from '../../src/api/openapi';
 import { operationRouter } from '../../src/api/router';
 import { ApiError } from '../../src/errors/api-error';
@@ -16,7 +16,7 @@ import { z } from '../../src/schema';
  * path's other methods answer 405.
  */
 const doc = JSON.parse(openapiJson());
-const BASES: [string, readonly Operation<never>[]][] = [['/v2', CALLER_OPERATIONS], ['/admin/v1', OPERATOR_OPERATIONS]];
+const BASES: [string, readonly Operation<never>[]][] = [[CALLER_BASE, CALLER_OPERATIONS], [OPERATOR_BASE, OPERATOR_OPERATIONS]];
 const openapiPath = (path: string) => path.replace(/:(\w+)/g, '{$1}');
 const keysOf = (schema: z.ZodType) => Object.keys((schema as unknown as { shape?: object }).shape ?? (schema as unknown as { in: { shape: object } }).in.shape);
 
