@@ -10,9 +10,9 @@ import type { OperatorUserUpdate, UserUpdate as UserUpdateSchema } from './users
 import { type PageParams, paginate } from '../db/paginate';
 
 /**
- * Users (the API specification, 2.6 and 4.5). Parents are created by operators (the web interface of
- * the real service); children by their parent through POST /users. A child's
- * view carries no billing fields and no email.
+ * Users (the API specification, 2.6 and 4.5): their views, who sees whom, updates and
+ * the deletion of children (creation, with the first keys: user-creation.ts). A
+ * child's view carries no billing fields and no email.
  */
 
 function childView(row: UserRow) {
