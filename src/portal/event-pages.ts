@@ -1,11 +1,11 @@
-import { EVENT_STATUSES } from '../events/tables';
+import { EVENT_STATUSES, type EventStatus } from '../events/tables';
 import { EVENT_TYPES } from '../events/types';
 import { Html, html } from './html';
 import { csrfField, page, type PageContext, when } from './layout';
 
 /** The portal's event pages: the filtered list, and one event with its delivery attempts. */
 export interface EventListView {
-  events: { id: string; description: string; status: string; created_at: string }[];
+  events: { id: string; description: string; status: EventStatus; created_at: string }[];
   has_more: boolean;
 }
 
@@ -49,7 +49,7 @@ export interface AttemptView {
   total_time: number;
 }
 
-export function eventPage(ctx: PageContext, event: { id: string; description: string; status: string; created_at: string; updated_at: string; pending_urls: string[]; completed_urls: string[] }, attempts: AttemptView[]): string {
+export function eventPage(ctx: PageContext, event: { id: string; description: string; status: EventStatus; created_at: string; updated_at: string; pending_urls: string[]; completed_urls: string[] }, attempts: AttemptView[]): string {
   return page(ctx, event.id, html`
 <p><a href="/portal/events">← All events</a></p>
 <h1>${event.description} <span class="badge ${event.status}">${event.status}</span></h1>

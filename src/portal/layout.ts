@@ -1,3 +1,4 @@
+import type { Mode } from '../account/tables';
 import type { ErrorDetail } from '../errors/api-error';
 import { Html, html } from './html';
 
@@ -8,7 +9,7 @@ import { Html, html } from './html';
  * through `html`, which escapes it.
  */
 export interface PageContext {
-  mode: string;
+  mode: Mode;
   csrf: string;
   notice?: string;
   errors?: { message: string; details: ErrorDetail[] };

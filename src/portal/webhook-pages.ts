@@ -1,3 +1,4 @@
+import type { HealthState } from '../webhooks/tables';
 import { EVENT_TYPES } from '../events/types';
 import { Html, html } from './html';
 import { csrfField, page, type PageContext, when } from './layout';
@@ -10,7 +11,7 @@ export interface WebhookRowView {
   disabled_at: string | null;
   headerNames: string[];
   health: {
-    status: string;
+    status: HealthState;
     consecutive_failures: number;
     failing_since: string | null;
     last_success_at: string | null;

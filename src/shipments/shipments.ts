@@ -1,3 +1,4 @@
+import type { Mode } from '../account/tables';
 import { randomInt } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Db } from '../db/database';
@@ -25,7 +26,7 @@ type AddressInput = z.output<typeof ShipmentAddressInput>;
 type ParcelInputValue = z.output<typeof ParcelInput>;
 
 /** A shipment address as returned: upper-cased, state and ZIP normalised, country US. */
-function addressView(a: AddressInput, mode: string, now: string) {
+function addressView(a: AddressInput, mode: Mode, now: string) {
   const upper = (v: string | null | undefined) => (v ? v.toUpperCase() : null);
   return {
     id: newId('adr'), object: 'Address', mode,
@@ -35,7 +36,7 @@ function addressView(a: AddressInput, mode: string, now: string) {
   };
 }
 
-function parcelOf(p: ParcelInputValue, mode: string, now: string) {
+function parcelOf(p: ParcelInputValue, mode: Mode, now: string) {
   const size: ParcelSize = { weight: p.weight, ...(p.length !== undefined ? { length: p.length, width: p.width!, height: p.height! } : {}) };
   return {
     size,

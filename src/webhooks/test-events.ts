@@ -1,3 +1,4 @@
+import type { Mode } from '../account/tables';
 import type { Db } from '../db/database';
 import { ApiError } from '../errors/api-error';
 import { isoSeconds } from '../format';
@@ -23,7 +24,7 @@ const OBJECT_OF: Record<string, string> = {
 };
 
 /** A plausible result of that type; batches and trackers carry the fields the API specification and our trackers have. */
-export function sampleResult(type: EventType, mode: string): Record<string, unknown> {
+export function sampleResult(type: EventType, mode: Mode): Record<string, unknown> {
   const now = isoSeconds(new Date());
   const kind = type.split('.')[0]!;
   const object = OBJECT_OF[kind] ?? 'Object';
