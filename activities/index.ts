@@ -1,19 +1,21 @@
-import type { Client } from '@temporalio/client';
 import type { Config } from '../src/config';
 import type { Db } from '../src/db/database';
-import { createDeliveryActivities } from './delivery';
+import { createDeliveryActivities } from './deliver';
+import { createHealthActivities, type HealthSignals } from './health';
 import { createTrackerActivities } from './trackers';
 
 export interface ActivityDeps {
   config: Config;
   db: Db;
-  temporal: () => Promise<Client>;
+  /** The engine's signals to webhooks' health workflows (src/engine/starters.ts). */
+  health: HealthSignals;
 }
 
 /** Activities are built by a factory so tests hand them a real database and HTTP server. */
 export function createActivities(deps: ActivityDeps) {
   return {
     ...createDeliveryActivities(deps),
+    ...createHealthActivities(deps),
     ...createTrackerActivities(deps),
   };
 }

@@ -1,5 +1,5 @@
 import { Agent, request } from 'undici';
-import { deliveryBody } from '../src/engine/signature';
+import { deliveryBody } from '../src/engine/signed-request';
 import { account, addWebhook, EVENT_RESULT, pool, publish, verifyEvents, waitUntil } from './client';
 import { startCostMeter } from './cost';
 import { round } from './processes';

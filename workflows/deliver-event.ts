@@ -1,34 +1,12 @@
-import { patched, proxyActivities, proxyLocalActivities, sleep, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { proxyActivities, proxyLocalActivities, sleep, upsertSearchAttributes } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import type { AttemptResult } from '../activities/delivery';
-import type { EventStatus } from '../src/events/tables';
-import { EventStatusAttr } from '../src/engine/search-attributes';
-
-export interface DeliveryTarget {
-  webhookId: string;
-  /** Masked, for operators reading the history. */
-  url: string;
-}
-
-export interface DeliverEventInput {
-  eventId: string;
-  /** The deliveries still pending when the run was started (read by the starter). */
-  targets: DeliveryTarget[];
-  /** Waits between attempts; attempts per URL = delays + 1. Fixed at start, so visible in the UI. */
-  retryDelaysMs: number[];
-  /** Bounds one HTTP attempt; the activity gets that plus room for SQL. */
-  attemptTimeoutMs: number;
-  /** Where later attempts run (workers of role `retries` or `all`). */
-  retryTaskQueue: string;
-  /** DELIVERY_RULES when the run was started (absent: 1). */
-  rules?: number;
-}
+import { type AttemptResult, type DeliverEvent, type DeliveryTarget, EventStatusAttr, type EventStatus } from '../src/engine/contract';
 
 /**
  * A wait before a retry up to this long is spent in the retry activity itself
  * (scheduled at once, it sleeps until its time): a durable timer would cost the
  * server a timer and the worker a second workflow task for every failing URL
- * (the production schedule's first retry is 5 s). Longer waits are timers.
+ * (the production schedule's first retry is that short: config.ts). Longer waits are timers.
  */
 export const WAIT_IN_ACTIVITY_MAX_MS = 15_000;
 
@@ -55,37 +33,33 @@ export function laterStatus(held: EventStatus | undefined, reported: EventStatus
  *
  * Each URL that failed gets one `retryDelivery` activity, after a durable timer when
  * the first retry is more than WAIT_IN_ACTIVITY_MAX_MS away (otherwise the activity
- * waits), whose later attempts the server schedules: the activity
- * fails with the next delay of the schedule (or a longer Retry-After) and Temporal
- * retries it then. Retried activity attempts add no history, so a failing URL costs
- * ~8 history events and one more workflow task however many attempts it takes, one
+ * waits), whose later attempts the server schedules: the activity fails with the
+ * next delay of the schedule (or a longer Retry-After) and Temporal retries it then.
+ * Retried activity attempts add no history, so a failing URL costs the same few
+ * history events and one more workflow task however many attempts it takes, one
  * failing endpoint never holds the others back, and the UI shows each pending
  * attempt with its count, last failure and next retry time (every attempt's
  * request and response are Payloads in the API). Attempts are numbered by what the
  * database recorded as sent, so infrastructure errors never use one up.
  */
-export async function deliverEvent(input: DeliverEventInput): Promise<string | undefined> {
+export const deliverEvent: DeliverEvent = async (input) => {
   const { eventId, targets, retryDelaysMs } = input;
-  const rules = input.rules ?? 1;
   // ShiphookEventStatus holds an event's outcome, set when the run ends with one: a run
   // whose first attempt delivers to every URL closes Completed without it, and a run
   // still retrying is Running. Each upsert is a history event (its visibility write rides
   // on the one the server makes anyway after a first task that leaves the run open, when
   // it adds the worker's build id to BuildIds).
-  // (Runs of rules 1 upsert `retrying` too, even after `completed` when reports arrive out of
-  // order: their replay needs it. Runs older still carry a status from their start.)
-  let lastStatus = workflowInfo().typedSearchAttributes.get(EventStatusAttr);
-  let result: EventStatus | undefined = lastStatus as EventStatus | undefined;
+  let result: EventStatus | undefined;
+  let upserted: EventStatus | undefined;
   let retried = false;
   const seen = (attempt: AttemptResult) => {
     result = laterStatus(result, attempt.status);
-    if (attempt.status === lastStatus) return;
-    if (attempt.status === 'completed' && lastStatus === undefined && !retried) return;
     if (attempt.status === 'retrying' || attempt.status === 'in_queue') {
       retried = true;
-      if (rules >= 2) return;
+      return;
     }
-    lastStatus = attempt.status;
+    if (attempt.status === upserted || (attempt.status === 'completed' && upserted === undefined && !retried)) return;
+    upserted = attempt.status;
     upsertSearchAttributes([{ key: EventStatusAttr, value: attempt.status }]);
   };
 
@@ -111,9 +85,7 @@ export async function deliverEvent(input: DeliverEventInput): Promise<string | u
 
   await Promise.all(
     retries.map(async ({ target, waitMs }) => {
-      // Runs of rules 1 whose history has a timer here (started before the wait moved
-      // into the activity) replay it (`patched`).
-      const waitInActivity = waitMs > 0 && waitMs <= WAIT_IN_ACTIVITY_MAX_MS && (rules >= 2 || patched('first-retry-waits-in-activity'));
+      const waitInActivity = waitMs > 0 && waitMs <= WAIT_IN_ACTIVITY_MAX_MS;
       const { retryDelivery } = proxyActivities<Activities>({
         // Its own task queue: workers can serve it at a lower priority than first attempts.
         taskQueue: input.retryTaskQueue,
@@ -137,4 +109,4 @@ export async function deliverEvent(input: DeliverEventInput): Promise<string | u
   // update that finished the last URL saw the final one (laterStatus keeps it against
   // reports that arrive after it): no extra round trip to read it.
   return result;
-}
+};

@@ -1,10 +1,6 @@
 import { proxyActivities, sleep } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-
-export interface TestTrackerInput {
-  trackerId: string;
-  stepMs: number;
-}
+import type { TestTracker } from '../src/engine/contract';
 
 const STEPS = ['in_transit', 'out_for_delivery', 'delivered'] as const;
 
@@ -18,9 +14,9 @@ const { advanceTestTracker } = proxyActivities<Activities>({
  * each step publishing `tracker.updated` — so customers exercise their webhook
  * handler end to end without a real carrier.
  */
-export async function testTracker(input: TestTrackerInput): Promise<void> {
+export const testTracker: TestTracker = async (input) => {
   for (const status of STEPS) {
     await sleep(input.stepMs);
     await advanceTestTracker(input.trackerId, status);
   }
-}
+};

@@ -1,18 +1,6 @@
-import { condition, continueAsNew, defineSignal, proxyActivities, setHandler } from '@temporalio/workflow';
+import { condition, continueAsNew, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-
-export interface HealthInput {
-  webhookId: string;
-  disableAfterFailures: number;
-  disableAfterMs: number;
-  /** Carried across continue-as-new: the start (epoch ms) of the run of failures being watched. */
-  failingSince?: number;
-}
-
-/** A run of failed attempts started at `since` (epoch ms); sent again every few failures of the run. */
-export const failingSignal = defineSignal<[{ since: number }]>('failing');
-/** An attempt succeeded after failures: the run is over. */
-export const recoveredSignal = defineSignal('recovered');
+import { failingSignal, recoveredSignal, type WebhookHealth } from '../src/engine/contract';
 
 const { disableIfSustained } = proxyActivities<Activities>({
   startToCloseTimeout: '30 seconds',
@@ -35,7 +23,7 @@ const RECHECK_MS = 60 * 60 * 1000;
  * sustained: at least `disableAfterFailures` attempts in a row that span at least
  * `disableAfterMs`. The waiting is a durable timer, visible in the UI.
  */
-export async function webhookHealth(input: HealthInput): Promise<void> {
+export const webhookHealth: WebhookHealth = async (input) => {
   let failingSince = input.failingSince;
   setHandler(failingSignal, ({ since }) => void (failingSince = since));
   setHandler(recoveredSignal, () => void (failingSince = undefined));
@@ -58,5 +46,5 @@ export async function webhookHealth(input: HealthInput): Promise<void> {
       failingSince = undefined; // disabled, or the run ended meanwhile
     }
   }
-  await continueAsNew<typeof webhookHealth>({ ...input, failingSince });
-}
+  await continueAsNew<WebhookHealth>({ ...input, failingSince });
+};

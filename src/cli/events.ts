@@ -2,8 +2,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import type { Config } from '../config';
 import { createDb } from '../db/database';
-import { parseReplayFilter, replayProgress, startReplay } from '../engine/replay';
+import { replayProgress, startReplay } from '../engine/replay';
+import { BULK_REPLAY_INPUT, BulkReplayBody } from '../engine/replay.schema';
 import { ApiError } from '../errors/api-error';
+import { parseInput } from '../schema';
 import { requireServices } from './require-env';
 
 const PROGRESS_EVERY_MS = 2000;
@@ -32,10 +34,10 @@ export async function runEvents(baseConfig: Config, args: string[]): Promise<voi
   const config = requireServices(baseConfig, { devFallback: true });
   const db = createDb(config.databaseUrl, 2);
   try {
-    const filter = parseReplayFilter({
+    const filter = parseInput(BulkReplayBody, {
       status: values.status, user_id: values['user-id'], webhook_id: values['webhook-id'], since: values.since, until: values.until,
       dispatch_failed: values['dispatch-failed'] || undefined,
-    });
+    }, BULK_REPLAY_INPUT);
     let progress = await startReplay(db, filter);
     while (!values.detach && progress.status === 'running') {
       process.stderr.write(`replay ${progress.id}: ${progress.started}/${progress.matched} started\n`);

@@ -1,4 +1,5 @@
 import type { ActivityInterceptorsFactory } from '@temporalio/worker';
+import type { AttemptInput, RetryInput } from './contract';
 
 /**
  * The SDK's own lines about a delivery activity ("Activity completed", "Activity
@@ -12,7 +13,8 @@ export const deliveryLogIds: ActivityInterceptorsFactory = () => {
   return {
     inbound: {
       async execute(input, next) {
-        const arg = input.args[0] as { eventId?: unknown; target?: { webhookId?: unknown } } | undefined;
+        // Other activities take other arguments: only a delivery's input names both ids.
+        const arg = input.args[0] as Partial<AttemptInput & RetryInput> | undefined;
         if (typeof arg?.eventId === 'string') ids = { event_id: arg.eventId };
         if (typeof arg?.target?.webhookId === 'string') ids.webhook_id = arg.target.webhookId;
         return next(input);

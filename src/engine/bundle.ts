@@ -21,7 +21,7 @@ export async function bundleWorkflows(outPath: string): Promise<void> {
  * The workflow bundle a worker loads: `prebuilt` (SHIPHOOK_WORKFLOW_BUNDLE, e.g.
  * built into a container image with `shiphook bundle-workflows`), or one built
  * now by a short-lived child process. Never bundled inside the worker itself:
- * webpack leaves ~100 MB behind in the process that ran it.
+ * webpack leaves much of its memory behind in the process that ran it.
  */
 export async function workflowBundle(prebuilt: string | undefined): Promise<{ code: string } | { codePath: string }> {
   if (prebuilt) return { codePath: prebuilt };

@@ -2,8 +2,9 @@ import type { Client } from '@temporalio/client';
 import type { Config } from '../config';
 
 /**
- * One Temporal client per process, connected on first use. The module loads then
- * too (~36 MB): the api needs Temporal only for replays and test trackers.
+ * One Temporal client per process, connected on first use. The module, a large one
+ * (docs/performance.md), loads then too: the api needs Temporal only for replays and
+ * test trackers.
  */
 export async function connectTemporal(config: Config): Promise<Client> {
   if (!config.temporalAddress) throw new Error('TEMPORAL_ADDRESS is not set');
@@ -13,6 +14,12 @@ export async function connectTemporal(config: Config): Promise<Client> {
 }
 
 export type TemporalClientSource = () => Promise<Client>;
+
+/** What code outside a worker needs to start workflows (replays, test trackers): the configuration and a client. */
+export interface TemporalDeps {
+  config: Config;
+  temporal: TemporalClientSource;
+}
 
 /**
  * A client that connects on first use and tries again on the next call after a

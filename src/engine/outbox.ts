@@ -1,24 +1,141 @@
 import type { Client } from '@temporalio/client';
 import { sql } from 'kysely';
 import { type Config, retryTaskQueue } from '../config';
-import { anyOf, type Executor } from '../db/database';
+import { anyOf, type Db, type Executor } from '../db/database';
+import { listen } from '../db/listen';
+import { OUTBOX_CHANNEL } from '../events/publish';
 import type { EventRow } from '../events/tables';
+import { log } from '../log';
+import { deliveryMetrics } from '../metrics/delivery';
 import { redactUrl } from '../webhooks/url';
-import { EventIdAttr, EventTypeAttr, ModeAttr, UserIdAttr, WebhookUrlsAttr } from './search-attributes';
-import { deliveryWorkflowId } from './task-queue';
-import type { DeliverEventInput, DeliveryTarget } from '../../workflows/deliver-event';
-import { DELIVERY_RULES } from '../../workflows/delivery-rules';
+import { deliverEvent } from '../../workflows/deliver-event';
+import { type DeliverEventInput, type DeliveryTarget, deliveryWorkflowId, EventIdAttr, EventTypeAttr, ModeAttr, UserIdAttr, WebhookUrlsAttr } from './contract';
+import { errorText, isPermanentStartFailure } from './start-failures';
+import { urlsAttribute } from './urls-attribute';
 
+/**
+ * The outbox: a published event is committed with its delivery rows and waits in
+ * `events` (dispatched_at null) until a worker's dispatcher claims it with a lease,
+ * starts its delivery workflow and marks it dispatched. Temporal being down or slow
+ * never loses or blocks a publish; a dispatcher that dies leaves its claims to expire.
+ */
+
+/** Events claimed per pass at most, and at least while Temporal struggles (see `batchSize`). */
+const BATCH_SIZE = 100;
+const MIN_BATCH_SIZE = 5;
+/** How long one start may take before it counts as failed (it is tried again). */
 const START_TIMEOUT_MS = 5000;
 /**
- * Temporal refuses a search-attribute value over 2 KB (`limit.searchAttributesSizeOfValue`):
- * the URL list stays well under it, each URL cut short, as many as fit. Every URL
- * is still in the workflow's input; this list is only for finding workflows by URL.
+ * Longer than a batch of starts can take (they run at once, each bounded by
+ * START_TIMEOUT_MS): then another dispatcher may claim them. Also how long the events
+ * a killed worker had claimed wait (a second start of one is harmless: `startDelivery`).
  */
-const URLS_ATTR_MAX_BYTES = 1500;
-const URLS_ATTR_MAX_URL_CHARS = 200;
+export const LEASE_MS = 15_000;
 
 type EventToStart = Pick<EventRow, 'id' | 'user_id' | 'mode' | 'description' | 'status' | 'replay_id'>;
+
+export interface DispatcherOptions {
+  db: Db;
+  databaseUrl: string;
+  /** Shares its NativeConnection with this process's worker, for eager starts. */
+  client: Client;
+  config: Config;
+  /** Safety net: a pass this often even without a notification (one lost with a dropped connection). */
+  intervalMs: number;
+}
+
+/**
+ * The outbox dispatcher; every worker runs one. Publishing commits an event and
+ * NOTIFYs; the dispatcher claims committed events that have no workflow yet with
+ * a lease (so several workers share the work and none holds locks while it talks
+ * to Temporal), starts their delivery workflows with eager start, so the first
+ * workflow task, and with it the first attempt, runs here without a round trip
+ * through the server's task queue, and marks them dispatched. An event whose start
+ * failed (Temporal unreachable) is released and tried again on the next pass; one
+ * whose dispatcher died is claimed again when its lease runs out.
+ */
+export function startDispatcher(opts: DispatcherOptions): { stop(): Promise<void> } {
+  const { db, client, config } = opts;
+  let wanted = false;
+  let draining: Promise<void> | undefined;
+  let stopped = false;
+  // Starts run at once; after a failed one (Temporal just restarted and slow to answer,
+  // or down) fewer are sent together, so they are not all timed out together: halved
+  // per failing pass, doubled per clean one.
+  let batchSize = BATCH_SIZE;
+
+  /** Claim a batch with its pending deliveries (a lease, no lock held), start each workflow, mark the started ones dispatched. */
+  async function dispatchBatch(): Promise<{ claimed: number; failed: number }> {
+    const events = await claimUndispatched(db, batchSize, LEASE_MS);
+    if (events.length === 0) return { claimed: 0, failed: 0 };
+    deliveryMetrics.claimed(events.length);
+    const starts = await Promise.allSettled(events.map((e) => startDelivery(client, config, e, e.targets, { eager: true })));
+    const started = events.filter((_, i) => starts[i]!.status === 'fulfilled').map((e) => e.id);
+    const refused: { id: string; error: string }[] = [];
+    const failed: string[] = [];
+    let transientError: unknown;
+    events.forEach((e, i) => {
+      const s = starts[i]!;
+      if (s.status === 'fulfilled') return;
+      if (isPermanentStartFailure(s.reason)) refused.push({ id: e.id, error: errorText(s.reason) });
+      else {
+        failed.push(e.id);
+        transientError ??= s.reason;
+      }
+    });
+    await markDispatched(db, started);
+    await releaseClaims(db, failed);
+    await markDispatchFailed(db, refused);
+    const eager = starts.filter((s) => s.status === 'fulfilled' && s.value.eager).length;
+    log.debug('dispatched', { started: started.length, eager, failed: failed.length, refused: refused.length });
+    deliveryMetrics.startsFailed('transient', failed.length);
+    deliveryMetrics.startsFailed('incident', refused.length);
+    for (const r of refused) {
+      // Once per event: it is not claimed again until an operator replays it.
+      log.error('Temporal refused to start the delivery workflow; the event is marked as a dispatch incident (replay it once the cause is fixed)', { event_id: r.id, error: r.error.slice(0, 300) });
+    }
+    if (failed.length) {
+      log.warn('delivery starts failed; the next pass retries them', { count: failed.length, error: errorText(transientError).slice(0, 200) });
+    }
+    batchSize = failed.length ? Math.max(MIN_BATCH_SIZE, Math.floor(batchSize / 2)) : Math.min(BATCH_SIZE, batchSize * 2);
+    return { claimed: events.length, failed: failed.length };
+  }
+
+  /** Dispatches until nothing is left; a notification during a pass asks for another. */
+  function wake(): void {
+    wanted = true;
+    draining ??= (async () => {
+      try {
+        while (wanted && !stopped) {
+          wanted = false;
+          for (;;) {
+            const asked = batchSize;
+            const { claimed, failed } = await dispatchBatch();
+            if (claimed < asked || failed > 0 || stopped) break; // failures wait for the next pass
+          }
+        }
+      } catch (err) {
+        log.warn('dispatch pass failed', { error: String((err as Error).message ?? err).slice(0, 200) });
+      } finally {
+        draining = undefined;
+      }
+    })();
+  }
+
+  // A notification per committed event; on (re)connect, a pass for what was committed meanwhile.
+  // While the connection is down, the timer keeps passes going.
+  const listener = listen(opts.databaseUrl, OUTBOX_CHANNEL, wake, (listening) => listening && wake());
+  const timer = setInterval(wake, opts.intervalMs);
+
+  return {
+    async stop() {
+      stopped = true;
+      clearInterval(timer);
+      await draining;
+      await listener.close();
+    },
+  };
+}
 
 /**
  * Starts the delivery workflow of a committed event (workflow id = event id).
@@ -36,9 +153,8 @@ export async function startDelivery(client: Client, config: Config, event: Event
     retryDelaysMs: config.retryDelaysMs,
     attemptTimeoutMs: config.attemptTimeoutMs,
     retryTaskQueue: retryTaskQueue(config),
-    rules: DELIVERY_RULES,
   };
-  const start = client.workflow.start('deliverEvent', {
+  const start = client.workflow.start(deliverEvent, {
     taskQueue: config.taskQueue,
     workflowId: deliveryWorkflowId(event.id),
     args: [input],
@@ -58,34 +174,6 @@ export async function startDelivery(client: Client, config: Config, event: Event
   });
   const handle = await withTimeout(start, START_TIMEOUT_MS);
   return { eager: handle.eagerlyStarted };
-}
-
-/** Distinct masked URLs, each at most URLS_ATTR_MAX_URL_CHARS, as many as fit in URLS_ATTR_MAX_BYTES of JSON. */
-export function urlsAttribute(targets: DeliveryTarget[]): string[] {
-  const urls: string[] = [];
-  let bytes = 2; // []
-  for (const url of new Set(targets.map((t) => t.url.slice(0, URLS_ATTR_MAX_URL_CHARS)))) {
-    const size = Buffer.byteLength(JSON.stringify(url)) + 1;
-    if (bytes + size > URLS_ATTR_MAX_BYTES) break;
-    urls.push(url);
-    bytes += size;
-  }
-  return urls;
-}
-
-/**
- * gRPC codes with which Temporal refuses a start for a reason that retrying the same
- * start cannot fix: INVALID_ARGUMENT (3: a size limit, a malformed value),
- * FAILED_PRECONDITION (9), OUT_OF_RANGE (11). Anything else (unreachable, deadline,
- * overloaded, unauthenticated) is transient: the event is tried again.
- */
-const PERMANENT_GRPC_CODES = new Set([3, 9, 11]);
-
-export function isPermanentStartFailure(err: unknown): boolean {
-  for (let e = err as { code?: unknown; cause?: unknown } | undefined, depth = 0; e && depth < 5; e = e.cause as typeof e, depth++) {
-    if (typeof e.code === 'number' && PERMANENT_GRPC_CODES.has(e.code)) return true;
-  }
-  return false;
 }
 
 /** A delivery as its workflow sees it: the URL masked (the input is visible in the Temporal UI). */
@@ -156,7 +244,7 @@ export async function claimUndispatched(db: Executor, limit: number, leaseMs: nu
   return [...claimed.values()];
 }
 
-/** The workflows of these events were started (a broad replay's mark is done with too: replays.ts counts what still has it). */
+/** The workflows of these events were started (a broad replay's mark is done with too: replay.ts counts what still has it). */
 export async function markDispatched(db: Executor, eventIds: string[]): Promise<void> {
   if (eventIds.length === 0) return;
   await db.updateTable('events').set({ dispatched_at: new Date(), dispatch_lease_until: null, replay_id: null }).where('id', '=', anyOf(eventIds)).where('dispatched_at', 'is', null).execute();

@@ -1,15 +1,16 @@
 import { type Kysely, sql } from 'kysely';
 import type { Database, Db } from '../db/database';
-import type { EventStatus } from '../events/tables';
-import { eventUrls, eventView, lockEvent, OUTBOX_CHANNEL, refreshEventStatus } from '../events/events';
+import { eventUrls, eventView } from '../events/events';
+import { eventStatusOf, lockEvent, refreshEventStatus } from '../events/status';
+import { OUTBOX_CHANNEL } from '../events/publish';
 import { enabledWebhooks } from '../webhooks/webhooks';
-import { ApiError, FieldErrors } from '../errors/api-error';
+import { ApiError } from '../errors/api-error';
 import { hasPrefix, newId } from '../ids';
 import { isoMillis } from '../format';
 import { log } from '../log';
-import { markDispatched, pendingTargets, releaseClaims, startDelivery } from './outbox';
-import { LEASE_MS } from './dispatcher';
-import type { PublishDeps } from '../events/publish';
+import { LEASE_MS, markDispatched, pendingTargets, releaseClaims, startDelivery } from './outbox';
+import type { TemporalDeps } from './client';
+import { MAX_BULK_REPLAY, type ReplayFilter } from './replay.schema';
 
 /**
  * Replay: deliver an event again, as a new workflow run; earlier Payloads stay.
@@ -18,8 +19,8 @@ import type { PublishDeps } from '../events/publish';
  * left it (the URLs it will deliver to as pending), not a later read: the new run
  * may have delivered to local receivers before that read.
  */
-export async function replayEvent(deps: PublishDeps, eventId: string, opts: { all?: boolean } = {}) {
-  const { row, urls } = await deps.db.transaction().execute(async (trx) => {
+export async function replayEvent(db: Db, deps: TemporalDeps, eventId: string, opts: { all?: boolean } = {}) {
+  const { row, urls } = await db.transaction().execute(async (trx) => {
     const event = await lockEvent(trx, eventId);
     if (!event) throw new ApiError('NOT_FOUND', 'Event not found.');
     if (opts.all) {
@@ -35,7 +36,7 @@ export async function replayEvent(deps: PublishDeps, eventId: string, opts: { al
       await trx.updateTable('event_deliveries').set({ state: 'pending', attempts: 0, updated_at: new Date() }).where('event_id', '=', event.id).where('state', '!=', 'completed').execute();
     }
     await refreshEventStatus(trx, event.id);
-    // A replay also clears a dispatch incident (dispatch.ts): the operator fixed its cause.
+    // A replay also clears a dispatch incident (outbox.ts): the operator fixed its cause.
     // Claimed by this replay (a lease, as a dispatcher claims) so no dispatcher starts a
     // second run beside the one started below, which could deliver the same URL twice.
     const claimed = await trx
@@ -49,68 +50,23 @@ export async function replayEvent(deps: PublishDeps, eventId: string, opts: { al
   // Started from here, not left to the dispatcher: a replay must replace a run that is
   // still going. If the start fails, the dispatcher starts it on its next pass.
   try {
-    const targets = (await pendingTargets(deps.db, [row.id])).get(row.id) ?? [];
+    const targets = (await pendingTargets(db, [row.id])).get(row.id) ?? [];
     await startDelivery(await deps.temporal(), deps.config, row, targets, { replay: true });
-    await markDispatched(deps.db, [row.id]);
+    await markDispatched(db, [row.id]);
   } catch (err) {
     log.warn('replay start deferred to the dispatcher', { event_id: row.id, error: String((err as Error).message).slice(0, 200) });
-    await releaseClaims(deps.db, [row.id]).catch(() => undefined); // or its lease runs out
+    await releaseClaims(db, [row.id]).catch(() => undefined); // or its lease runs out
   }
   return eventView(row, urls);
 }
 
-export interface ReplayFilter {
-  status?: EventStatus;
-  user_id?: string;
-  webhook_id?: string;
-  since?: Date;
-  until?: Date;
-  /** Only events whose start Temporal refused (dispatch incidents). */
-  dispatch_failed?: boolean;
-}
-
-/** Events one broad replay marks at most (oldest first); run it again, narrowed, for more. */
-export const MAX_BULK_REPLAY = 10_000;
-const STATUSES = ['in_queue', 'retrying', 'completed', 'failed'];
-
-export function parseReplayFilter(input: Record<string, unknown>): ReplayFilter {
-  const errors = new FieldErrors();
-  const filter: ReplayFilter = {};
-  if (input.status !== undefined) {
-    if (STATUSES.includes(input.status as string)) filter.status = input.status as EventStatus;
-    else errors.add('status', `must be one of ${STATUSES.join(', ')}`);
-  }
-  if (input.user_id !== undefined) {
-    if (hasPrefix(input.user_id, 'user')) filter.user_id = input.user_id;
-    else errors.add('user_id', 'must be a user id');
-  }
-  if (input.webhook_id !== undefined) {
-    if (hasPrefix(input.webhook_id, 'hook')) filter.webhook_id = input.webhook_id;
-    else errors.add('webhook_id', 'must be a webhook id');
-  }
-  if (input.dispatch_failed !== undefined) {
-    if (input.dispatch_failed === true || input.dispatch_failed === 'true') filter.dispatch_failed = true;
-    else errors.add('dispatch_failed', 'must be true (or left out)');
-  }
-  for (const field of ['since', 'until'] as const) {
-    if (input[field] === undefined) continue;
-    const date = typeof input[field] === 'string' ? new Date(input[field] as string) : new Date(NaN);
-    if (Number.isNaN(date.getTime())) throw new ApiError('DATE.PARSE.FAILURE', `${field} is not an ISO 8601 datetime.`, [{ field, message: 'must be an ISO 8601 datetime' }]);
-    filter[field] = date;
-  }
-  if (!filter.status && !filter.user_id && !filter.webhook_id && !filter.since && !filter.until && !filter.dispatch_failed) {
-    errors.add('status', 'give at least one filter (status, user_id, webhook_id, since, until, dispatch_failed)');
-  }
-  errors.throwIfAny('PARAMETER.REQUIRED', 'The replay filter is invalid.');
-  return filter;
-}
-
+/** The events a broad replay takes: those matching every filter given, oldest first, at most MAX_BULK_REPLAY. */
 function matching(db: Kysely<Database>, filter: ReplayFilter) {
   let query = db.selectFrom('events').select('events.id');
   if (filter.status) query = query.where('events.status', '=', filter.status);
   if (filter.user_id) query = query.where('events.user_id', '=', filter.user_id);
-  if (filter.since) query = query.where('events.created_at', '>=', filter.since);
-  if (filter.until) query = query.where('events.created_at', '<=', filter.until);
+  if (filter.since) query = query.where('events.created_at', '>=', new Date(filter.since));
+  if (filter.until) query = query.where('events.created_at', '<=', new Date(filter.until));
   if (filter.dispatch_failed) query = query.where('events.dispatch_failed_at', 'is not', null);
   if (filter.webhook_id) {
     const hook = filter.webhook_id;
@@ -122,7 +78,7 @@ function matching(db: Kysely<Database>, filter: ReplayFilter) {
 /**
  * Operators: replay every event matching the filter, answered at once. One
  * transaction resets the matching events' unacknowledged deliveries to pending and
- * hands the events back to the outbox with this replay's id (dispatch.ts starts
+ * hands the events back to the outbox with this replay's id (outbox.ts starts
  * them, replacing a run still going); the dispatchers of every worker share the
  * work, and it survives any process dying. Progress: `replayProgress`.
  */
@@ -138,7 +94,7 @@ export async function startReplay(db: Db, filter: ReplayFilter) {
         update events e set
           dispatched_at = null, dispatch_lease_until = null, dispatch_failed_at = null, dispatch_error = null,
           replay_id = ${id}, updated_at = now(),
-          status = case when exists (select 1 from event_deliveries d where d.event_id = e.id and d.state = 'pending') then 'in_queue' else 'completed' end
+          status = ${eventStatusOf(sql`(select state, attempts from event_deliveries where event_id = e.id)`)}
         where e.id = any(${ids}::text[])`.execute(trx);
       await sql`select pg_notify(${OUTBOX_CHANNEL}, '')`.execute(trx);
     }

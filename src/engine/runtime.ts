@@ -1,8 +1,9 @@
 import type { LogLevel } from '@temporalio/common';
 import { DefaultLogger, type LogEntry, Runtime } from '@temporalio/worker';
 import type { Config } from '../config';
-import { ephemeralPort } from '../launcher/ports';
+import { ephemeralPort } from '../net';
 import { log } from '../log';
+import { deliverEvent } from '../../workflows/deliver-event';
 
 const LEVEL = { TRACE: 'debug', DEBUG: 'debug', INFO: 'info', WARN: 'warn', ERROR: 'error' } as const;
 
@@ -38,6 +39,6 @@ export const temporalLogger = (level: LogLevel) => new DefaultLogger(level, forw
 function forward(entry: LogEntry): void {
   const meta: Record<string, unknown> = { source: 'temporal', ...entry.meta };
   delete meta.taskToken; // a capability to complete the activity: not for logs
-  if (meta.workflowType === 'deliverEvent' && typeof meta.workflowId === 'string') meta.event_id = meta.workflowId;
+  if (meta.workflowType === deliverEvent.name && typeof meta.workflowId === 'string') meta.event_id = meta.workflowId;
   log[LEVEL[entry.level]](entry.message, meta);
 }

@@ -5,11 +5,11 @@ import { log } from '../log';
 /**
  * What the Temporal SDK's workflow sandbox does on every call into a workflow, and
  * what shiphook turns off (patches/@temporalio+worker+*.patch, applied by
- * `npm install` through patch-package; bench figures in docs/performance-history.md):
+ * `npm install` through patch-package; what it saves: docs/performance.md):
  *
  * - Deadlock detection: the SDK passes a 5 s `timeout` to every `vm` call into a
  *   workflow, and Node enforces a `vm` timeout by creating and joining a watchdog
- *   thread per call (~80 µs of CPU each, several calls per workflow task). The patch
+ *   thread per call (several calls per workflow task). The patch
  *   lets 0 mean "no timeout". A delivery workflow is a few lines of our own code
  *   with no loop over anything unbounded; should one ever spin, the server's
  *   10 s workflow-task timeout still shows it in the UI.
@@ -19,7 +19,7 @@ import { log } from '../log';
  *   the UI still shows every pending activity and timer.
  *
  * The workflow thread stays. The SDK's `debugMode` would run workflows on the main
- * thread (~0.5 ms less worker CPU per event: docs/performance-history.md), but there it
+ * thread (less worker CPU per event: docs/performance.md), but there it
  * installs a process-wide `unhandledRejection` handler that prints the raw error of
  * any rejection outside a workflow (a pg client's holds its password) and replaces
  * `Error.prepareStackTrace` for the whole process.

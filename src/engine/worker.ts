@@ -4,12 +4,13 @@ import { NativeConnection, Worker } from '@temporalio/worker';
 import { createActivities } from '../../activities/index';
 import { type Config, retryTaskQueue } from '../config';
 import type { Db } from '../db/database';
-import { startDispatcher } from './dispatcher';
-import { acceptsConnections } from '../launcher/ports';
+import { startDispatcher } from './outbox';
+import { acceptsConnections } from '../net';
 import { log } from '../log';
 import { deliveryLogIds } from './activity-log-ids';
 import { workflowBundle } from './bundle';
 import { workflowSandboxOptions } from './sandbox';
+import { healthSignals } from './starters';
 
 /** The dispatcher's pass without a notification (a safety net; notifications drive it). */
 const DISPATCH_INTERVAL_MS = 2000;
@@ -59,7 +60,7 @@ export async function createWorker(config: Config, db: Db) {
     return NativeConnection.connect({ address });
   });
   const client = new Client({ connection, namespace: config.temporalNamespace });
-  const activities = createActivities({ config, db, temporal: async () => client });
+  const activities = createActivities({ config, db, health: healthSignals(client, config) });
   const bundle = role !== 'retries' ? await workflowBundle(config.worker.workflowBundle) : undefined;
   const sandbox = workflowSandboxOptions(config.worker.workflowDiagnostics);
   // How to (re)create each SDK Worker: one fails for good after about a minute of
@@ -80,7 +81,7 @@ export async function createWorker(config: Config, db: Db) {
         // (the SDK's default of 100 held every event back behind an endpoint that hangs).
         maxConcurrentLocalActivityExecutions: config.worker.workflowTaskSlots,
         interceptors: { activity: [deliveryLogIds] },
-        // Not a public option of the SDK's types: see workflow-sandbox.ts.
+        // Not a public option of the SDK's types: see sandbox.ts.
         ...(sandbox as object),
       }),
     );

@@ -1,88 +1,19 @@
 import { sql } from 'kysely';
 import { anyOf, type Db } from '../db/database';
-import type { DeliveryState, EventRow, EventStatus } from './tables';
-import type { CustomHeader } from '../webhooks/tables';
-import { type EventUrls, lockEventOnly, refreshEventStatus, urlsOf } from './events';
+import type { DeliveryState, EventStatus } from './tables';
+import { lockEventOnly, refreshEventStatus } from './status';
 import { type NewPayload, payloadRows } from './payloads';
 import { countFailures, type FailureRun, failureRun } from '../webhooks/webhooks';
 
 /**
- * Event deliveries as the delivery engine reads and writes them (one row per event
- * and webhook). An attempt reads the event and all its deliveries in one go, sends,
- * and records the outcomes of a batch of targets in one transaction under the
- * event's lock, which is where the event status moves (see events.ts).
+ * Recording delivery attempts (one row per event and webhook in event_deliveries):
+ * the outcomes of a batch of targets in one transaction under the event's lock,
+ * which is where the event status moves (src/events/status.ts). The attempt's read
+ * is the activity's own (activities/deliver.ts).
  */
 
-/** A delivery row with what its webhook says about sending to it. */
-export interface DeliveryWithWebhook {
-  webhookId: string;
-  /** As stored: may carry `user:password@` for Basic auth. Mask before showing it. */
-  url: string;
-  state: DeliveryState;
-  /** Attempts sent so far: the next one is number `attempts + 1`. */
-  attempts: number;
-  /** Undefined when the webhook row is gone. */
-  webhook?: {
-    customHeaders: CustomHeader[];
-    secret: string | null;
-    /** A rotated-out secret still in its grace period (signs beside `secret`). */
-    previousSecret: string | null;
-    disabledAt: Date | null;
-    deletedAt: Date | null;
-    failingSince: Date | null;
-  };
-}
-
-export interface AttemptContext {
-  event: EventRow;
-  deliveries: Map<string, DeliveryWithWebhook>;
-  /** As of sending: what the delivered body says. */
-  urls: EventUrls;
-}
-
-/**
- * Everything one attempt needs, in one read: the event's columns come once per
- * delivery row (left joins: an event without deliveries is one row). One round trip
- * instead of two parallel ones saves a statement per attempt (bench/, `--only retry`).
- * Undefined for an unknown event.
- */
-export async function loadAttempt(db: Db, eventId: string): Promise<AttemptContext | undefined> {
-  const rows = await db
-    .selectFrom('events as e')
-    .leftJoin('event_deliveries as d', 'd.event_id', 'e.id')
-    .leftJoin('webhooks as w', 'w.id', 'd.webhook_id')
-    .selectAll('e')
-    .select(['d.webhook_id', 'd.url', 'd.state', 'd.attempts', 'w.id as hook_id', 'w.custom_headers', 'w.webhook_secret', 'w.previous_webhook_secret', 'w.previous_secret_expires_at', 'w.disabled_at', 'w.deleted_at', 'w.failing_since'])
-    .where('e.id', '=', eventId)
-    .orderBy('d.webhook_id')
-    .execute();
-  const first = rows[0];
-  if (!first) return undefined;
-  const { webhook_id: _w, url: _u, state: _s, attempts: _a, hook_id: _h, custom_headers: _c, webhook_secret: _ws, previous_webhook_secret: _p, previous_secret_expires_at: _pe, disabled_at: _di, deleted_at: _de, failing_since: _f, ...event } = first;
-  const deliveries = new Map<string, DeliveryWithWebhook>();
-  const sent: { url: string; state: DeliveryState }[] = [];
-  for (const r of rows) {
-    if (r.webhook_id === null || r.url === null || r.state === null || r.attempts === null) continue; // no deliveries
-    sent.push({ url: r.url, state: r.state });
-    deliveries.set(r.webhook_id, {
-      webhookId: r.webhook_id,
-      url: r.url,
-      state: r.state,
-      attempts: r.attempts,
-      webhook: r.hook_id
-        ? {
-            customHeaders: r.custom_headers ?? [],
-            secret: r.webhook_secret,
-            previousSecret: r.previous_secret_expires_at && r.previous_secret_expires_at.getTime() > Date.now() ? r.previous_webhook_secret : null,
-            disabledAt: r.disabled_at,
-            deletedAt: r.deleted_at,
-            failingSince: r.failing_since,
-          }
-        : undefined,
-    });
-  }
-  return { event, deliveries, urls: urlsOf(sent) };
-}
+/** Outcomes that arrive within this long of each other are recorded in one transaction. */
+const GATHER_MS = 100;
 
 /** The outcome of one target in an attempt. */
 export interface AttemptRecord {
@@ -110,7 +41,7 @@ export interface Recorded {
  *
  * A failed retry with attempts left (pending before and after, not the first
  * attempt) cannot move the status: the event is `retrying` before and after (see
- * the transitions in events.ts). Those batches, the bulk of the work while an
+ * the transitions in status.ts). Those batches, the bulk of the work while an
  * endpoint is down, are one statement with no lock, which also counts each
  * webhook's failure (webhooks.ts) and returns its run.
  */
@@ -170,4 +101,44 @@ export async function recordAttempts(db: Db, eventId: string, records: AttemptRe
     });
   });
   return { status, failureRuns: new Map() };
+}
+
+/**
+ * Records an attempt's outcomes in as few transactions as possible without holding a
+ * fast answer back for a slow one: what arrives within GATHER_MS of the first
+ * unrecorded outcome is recorded together, and everything at once when all `expected`
+ * are in. Batches are recorded one after another; `done` gives the status after the
+ * last one and the failure runs all of them counted.
+ */
+export function attemptRecorder(db: Db, eventId: string, expected: number) {
+  const waiting: AttemptRecord[] = [];
+  let arrived = 0;
+  let timer: NodeJS.Timeout | undefined;
+  let status: Recorded['status'] | undefined;
+  const failureRuns: Recorded['failureRuns'] = new Map();
+  let chain: Promise<void> = Promise.resolve();
+  const flush = () => {
+    clearTimeout(timer);
+    timer = undefined;
+    const batch = waiting.splice(0);
+    if (batch.length === 0) return;
+    chain = chain.then(async () => {
+      const recorded = await recordAttempts(db, eventId, batch);
+      status = recorded.status;
+      for (const [webhookId, run] of recorded.failureRuns) failureRuns.set(webhookId, run);
+    });
+    chain.catch(() => undefined); // observed by `done`; a failed batch fails the activity, which is retried
+  };
+  return {
+    add(r: AttemptRecord) {
+      waiting.push(r);
+      if (++arrived >= expected) flush();
+      else timer ??= setTimeout(flush, GATHER_MS);
+    },
+    async done(): Promise<{ status: Recorded['status'] | undefined; failureRuns: Recorded['failureRuns'] }> {
+      flush();
+      await chain;
+      return { status, failureRuns };
+    },
+  };
 }

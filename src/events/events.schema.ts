@@ -3,7 +3,7 @@ import { freeFormObject, type InputRules, z } from '../schema';
 import { Mode } from '../account/api-keys.schema';
 import { EVENT_STATUSES } from './tables';
 
-/** Request and response schemas of events (the API specification, 2.4 and 4.3), their Payloads and replay. */
+/** Request and response schemas of events (the API specification, 2.4 and 4.3) and their Payloads (replay's: engine/replay.schema.ts). */
 const stamp = z.string().openapi({ format: 'date-time', example: '2026-01-31T12:00:00.000Z' });
 export const EventStatus = z.enum(EVENT_STATUSES).openapi('EventStatus');
 const description = z.enum(EVENT_TYPES, { error: `must be one of ${EVENT_TYPES.join(', ')}` }).openapi('EventType');
@@ -47,11 +47,6 @@ export const Payload = z
   .openapi('Payload', { description: 'One delivery attempt of an Event.' });
 export const PayloadList = z.strictObject({ payloads: z.array(Payload) }).openapi('PayloadList');
 
-export const ReplayBody = z
-  .object({ all: z.boolean({ error: 'must be true or false' }).nullish() }, { error: 'must be a JSON object' })
-  .openapi('ReplayRequest', { description: 'Without `all`: redeliver to the URLs not yet acknowledged; with `all: true` to every webhook enabled now.' });
-export const REPLAY_INPUT: InputRules = { code: 'PARAMETER.FORBIDDEN', message: 'Invalid parameter.' };
-
 export const NewEventBody = z
   .object(
     {
@@ -65,47 +60,3 @@ export const NewEventBody = z
   )
   .openapi('NewEvent', { example: { user_id: 'user_0192f3a4b5c67d8e9f0a1b2c3d4e5f60', mode: 'test', description: 'batch.created', result: { object: 'Batch', id: 'batch_1' } } });
 export const NEW_EVENT_INPUT: InputRules = { code: 'PARAMETER.FORBIDDEN', message: 'The event could not be published.' };
-
-export const BulkReplayBody = z
-  .object(
-    {
-      status: EventStatus.optional(),
-      user_id: z.string().optional(),
-      webhook_id: z.string().optional(),
-      since: z.string().optional().openapi({ format: 'date-time' }),
-      until: z.string().optional().openapi({ format: 'date-time' }),
-      dispatch_failed: z.boolean().optional().openapi({ description: 'Only the dispatch incidents (events whose workflow start Temporal refused).' }),
-    },
-    { error: 'must be a JSON object' },
-  )
-  .openapi('BulkReplayRequest', { description: 'At least one filter; at most 10,000 events per replay, oldest first.' });
-/** The shape only; replay.ts reads the filter's rules (at least one, ids, dates). */
-export const BULK_REPLAY_INPUT: InputRules = { code: 'PARAMETER.REQUIRED', message: 'The replay filter is invalid.' };
-export const Replay = z
-  .strictObject({
-    id: z.string().openapi({ example: 'replay_0192f3a4b5c67d8e9f0a1b2c3d4e5f60' }),
-    object: z.literal('Replay'),
-    status: z.enum(['running', 'done']),
-    matched: z.number().int(),
-    started: z.number().int().openapi({ description: 'Matched events whose delivery workflow the dispatchers started again.' }),
-    remaining: z.number().int(),
-    capped: z.boolean().openapi({ description: 'More events matched than one replay takes; narrow the filter and replay again.' }),
-    filter: z.record(z.string(), z.unknown()),
-    created_at: z.string().openapi({ format: 'date-time' }),
-  })
-  .openapi('Replay', { description: 'A broad replay, carried out by the workers\' dispatchers.' });
-export const DispatchIncidentList = z
-  .strictObject({
-    events: z.array(
-      z.strictObject({
-        id: z.string(),
-        user_id: z.string(),
-        mode: Mode,
-        description: z.string(),
-        status: EventStatus,
-        dispatch_failed_at: z.string().openapi({ format: 'date-time' }),
-        dispatch_error: z.string().nullable(),
-      }),
-    ),
-  })
-  .openapi('DispatchIncidentList');

@@ -1,21 +1,18 @@
-import type { Config } from '../config';
 import type { Db } from '../db/database';
 import type { Caller } from '../account/principal';
-import type { TemporalClientSource } from '../engine/client';
-import { dispatchIncidents, parseReplayFilter, replayEvent, replayProgress, startReplay } from '../engine/replay';
+import type { TemporalDeps } from '../engine/client';
+import { dispatchIncidents, replayEvent, replayProgress, startReplay } from '../engine/replay';
+import { BULK_REPLAY_INPUT, BulkReplayBody, DispatchIncidentList, Replay, REPLAY_INPUT, ReplayBody } from '../engine/replay.schema';
 import { ApiError } from '../errors/api-error';
 import { defineOperation } from '../operation';
 import { pageQuery } from '../pagination';
 import { getEvent, listEvents, ownEvent } from './events';
-import {
-  BULK_REPLAY_INPUT, BulkReplayBody, DeliveredEvent, DispatchIncidentList, Event, EventList, NEW_EVENT_INPUT, NewEventBody, Payload, PayloadList,
-  Replay, REPLAY_INPUT, ReplayBody,
-} from './events.schema';
+import { DeliveredEvent, Event, EventList, NEW_EVENT_INPUT, NewEventBody, Payload, PayloadList } from './events.schema';
 import { getPayload, listPayloads } from './payloads';
 import { publishEvent } from './publish';
 
 /** Events (the API specification, 4.3), their delivery attempts (Payloads) and replay. */
-type Context = Caller & { config: Config; temporal: TemporalClientSource };
+type Context = Caller & TemporalDeps;
 const tag = 'Events';
 
 export const eventOperations = [
@@ -36,7 +33,7 @@ export const eventOperations = [
     before: ({ params }, { db, who }: Context) => ownEvent(db, who, params.id),
     body: { schema: ReplayBody, rules: REPLAY_INPUT, optional: true },
     status: 200, response: Event, tag, summary: 'Replay an event',
-    handler: ({ body, target }, ctx: Context) => replayEvent(ctx, target.id, { all: body.all === true }) }),
+    handler: ({ body, target }, ctx: Context) => replayEvent(ctx.db, ctx, target.id, { all: body.all === true }) }),
 ];
 
 /** The operator's side of events, under /admin/v1. */
@@ -47,13 +44,13 @@ export const operatorEventOperations = [
     body: { schema: NewEventBody, rules: NEW_EVENT_INPUT },
     status: 201, response: DeliveredEvent, tag: operator, summary: 'Publish an event',
     handler: ({ body }, { db }: { db: Db }) =>
-      publishEvent({ db }, { userId: body.user_id, mode: body.mode, description: body.description, result: body.result, previousAttributes: body.previous_attributes ?? {} }) }),
+      publishEvent(db, { userId: body.user_id, mode: body.mode, description: body.description, result: body.result, previousAttributes: body.previous_attributes ?? {} }) }),
   defineOperation({ method: 'POST', path: '/events/replay', access: 'operator',
     body: { schema: BulkReplayBody, rules: BULK_REPLAY_INPUT },
     status: 202, response: Replay, tag: operator, summary: 'Replay every event matching a filter',
     description: 'Answers at once with a handle; the workers\' dispatchers start the matched events again.',
     // Answered at once: the dispatchers carry the replay out (engine/replay.ts).
-    handler: ({ body }, { db }: { db: Db }) => startReplay(db, parseReplayFilter(body)) }),
+    handler: ({ body }, { db }: { db: Db }) => startReplay(db, body) }),
   defineOperation({ method: 'GET', path: '/replays/:id', access: 'operator', params: { id: 'replay' },
     status: 200, response: Replay, tag: operator, summary: 'How far a broad replay got',
     handler: async ({ params }, { db }: { db: Db }) => {

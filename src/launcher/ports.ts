@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import net from 'node:net';
+import { acceptsConnections, ephemeralPort } from '../net';
 import { LaunchError } from './launch-error';
 
 /** Where freePort() starts looking below the ephemeral range (above the well-known ports and the usual ones of local servers: 3000, 5432, 8080, …). */
@@ -38,19 +39,6 @@ export function ephemeralRangeStart(): number | undefined {
   }
 }
 
-/** A free port of the kernel's choosing, for a listener this process opens at once (no time for another to take it). */
-export function ephemeralPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.unref();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
 /** Whether a listener could bind host:port now (nothing listens there). */
 function isFree(port: number, host: string): Promise<boolean> {
   return new Promise<boolean>((resolve) => {
@@ -79,19 +67,6 @@ export async function assertPortsFree(ports: WantedPort[]): Promise<void> {
     const host = p.host ?? '127.0.0.1';
     if (!(await isFree(p.port, host))) throw new LaunchError(`port ${p.port} on ${host} is taken (wanted for ${p.name}); stop what uses it or set ${p.variable} to another port`);
   }
-}
-
-/**
- * Whether something accepts a TCP connection on host:port now (the connection is closed at
- * once); false after `timeoutMs` too (a host that drops connection attempts).
- */
-export function acceptsConnections(port: number, host = '127.0.0.1', timeoutMs = 5000): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = net.connect(port, host);
-    socket.setTimeout(timeoutMs, () => { socket.destroy(); resolve(false); });
-    socket.once('connect', () => { socket.destroy(); resolve(true); });
-    socket.once('error', () => resolve(false));
-  });
 }
 
 /** Resolves once something accepts TCP connections on host:port (after the caller started it). */

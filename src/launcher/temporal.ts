@@ -1,7 +1,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { searchAttributes } from '../engine/search-attributes';
+import { searchAttributes } from '../engine/contract';
 import { stderrTail, stopProcess, watchService } from './child';
 import { LaunchError } from './launch-error';
 import { onPath } from './on-path';

@@ -4,7 +4,8 @@ import { parse as parseCookies, serialize as cookie } from 'cookie';
 import express, { type NextFunction, type Request, type Response, Router } from 'express';
 import helmet from 'helmet';
 import { EVENT_STATUSES } from '../events/tables';
-import type { PublishDeps } from '../events/publish';
+import type { Db } from '../db/database';
+import type { TemporalDeps } from '../engine/client';
 import { replayEvent } from '../engine/replay';
 import { isEventType } from '../events/types';
 import { getEvent, listEvents } from '../events/events';
@@ -49,7 +50,7 @@ declare module 'express-serve-static-core' {
 
 const csrfFor = (token: string) => createHmac('sha256', token).update('shiphook portal csrf').digest('base64url');
 
-export function portalRouter(deps: PublishDeps): Router {
+export function portalRouter(deps: TemporalDeps & { db: Db }): Router {
   const { db, config } = deps;
   const router = Router();
   router.use(
@@ -189,7 +190,7 @@ export function portalRouter(deps: PublishDeps): Router {
   });
   router.post('/events/:id/replay', async (req, res) => {
     const event = await getEvent(db, who(req), String(req.params.id)); // scoped: someone else's is 404
-    await replayEvent(deps, event.id);
+    await replayEvent(db, deps, event.id);
     back(res, `/portal/events/${event.id}`, 'Replay started.');
   });
 

@@ -1,6 +1,6 @@
-import type { Config } from '../config';
 import type { Caller } from '../account/principal';
-import type { TemporalClientSource } from '../engine/client';
+import type { TemporalDeps } from '../engine/client';
+import { startTestTracker } from '../engine/starters';
 import { defineOperation } from '../operation';
 import { buyWithEndShipper } from './purchase';
 import type { z } from '../schema';
@@ -13,7 +13,7 @@ const buyInput = (body: z.output<typeof BuyBody>): BuyInput => ({
   endShipperId: body.end_shipper_id,
   insurance: body.insurance === undefined || body.insurance === null ? undefined : String(body.insurance),
 });
-type Context = Caller & { config: Config; temporal: TemporalClientSource };
+type Context = Caller & TemporalDeps;
 const tag = 'Shipments';
 
 export const shipmentOperations = [
@@ -28,5 +28,5 @@ export const shipmentOperations = [
   defineOperation({ method: 'POST', path: '/shipments/:id/buy', access: 'any key', params: { id: 'shp' }, rateLimit: 'purchases', changesCaller: true,
     body: { schema: BuyBody, rules: BUY_INPUT },
     status: 200, response: Shipment, tag, summary: 'Buy a shipment with an EndShipper',
-    handler: ({ params, body }, ctx: Context) => buyWithEndShipper(ctx, ctx.who, params.id, buyInput(body)) }),
+    handler: ({ params, body }, ctx: Context) => buyWithEndShipper(ctx.db, ctx.who, params.id, buyInput(body), (trackerId) => startTestTracker(ctx, trackerId)) }),
 ];

@@ -4,7 +4,7 @@ import { ApiError } from '../errors/api-error';
 import { isoSeconds } from '../format';
 import { newId } from '../ids';
 import type { EventType } from '../events/types';
-import { eventDelivery, insertEvent } from '../events/events';
+import { publishEvent } from '../events/publish';
 import type { Principal } from '../account/principal';
 import { CARRIER } from '../shipments/rates';
 import { ownWebhook } from './webhooks';
@@ -52,7 +52,7 @@ export async function sendTestEvent(db: Db, who: Principal, webhookId: string, d
   if (hook.disabled_at) {
     throw new ApiError('WEBHOOK.INVALID', 'The webhook is disabled; update it to re-enable it, then send a test event.', [{ field: 'id', message: 'webhook is disabled' }]);
   }
-  const { event, urls } = await insertEvent(db, {
+  return publishEvent(db, {
     userId: who.user.id,
     mode: who.mode,
     description,
@@ -60,5 +60,4 @@ export async function sendTestEvent(db: Db, who: Principal, webhookId: string, d
     previousAttributes: description.endsWith('.updated') ? { status: 'unknown' } : {},
     test: { webhookId: hook.id },
   });
-  return eventDelivery(event, urls);
 }

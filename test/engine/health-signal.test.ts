@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { repeatsHealthSignal } from '../../activities/delivery';
+import { repeatsHealthSignal } from '../../activities/health';
 
 describe('which failures of a run tell the health workflow', () => {
   it('the first, the threshold, and every doubling of it: a log of the run, not one signal per threshold failures', () => {

@@ -1,6 +1,6 @@
 import type { Client } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { healthWorkflowId } from '../../src/engine/task-queue';
+import { healthWorkflowId } from '../../src/engine/contract';
 import { eventStatus, publish, webhook } from '../support/events';
 import { call, createAccount } from '../support/http';
 import { eventually, startReceiver, status } from '../support/receiver';
@@ -77,7 +77,7 @@ describe('retries run by Temporal', () => {
     await eventStatus(sys, acct.testKey, event.id, 'failed', 15_000);
     expect(receiver.deliveries).toHaveLength(4);
     const { counts, events } = await historyCounts(event.id, { closed: true });
-    // Attempt 1 is the local activity (a marker, and no `patched` one: workflows/delivery-rules.ts);
+    // Attempt 1 is the local activity (one marker);
     // attempts 2–4 are one activity retried by the server, and the 300 ms before attempt 2
     // are waited inside it, not on a timer. One upsert: the outcome, `failed`.
     expect(counts.markerRecordedEventAttributes).toBe(1);

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../src/ids';
-import { WebhookUrlsAttr } from '../../src/engine/search-attributes';
+import { WebhookUrlsAttr } from '../../src/engine/contract';
 import { eventStatus, publish, webhook } from '../support/events';
 import { call, createAccount } from '../support/http';
 import { isolatedSystem } from '../support/isolated';

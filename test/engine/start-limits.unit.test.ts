@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { isPermanentStartFailure, urlsAttribute } from '../../src/engine/outbox';
+import { isPermanentStartFailure } from '../../src/engine/start-failures';
+import { urlsAttribute } from '../../src/engine/urls-attribute';
 import { isDatabaseUnavailable } from '../../src/db/database';
 
 describe('what the dispatcher sends Temporal', () => {

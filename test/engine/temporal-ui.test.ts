@@ -1,7 +1,6 @@
 import type { Client } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EventStatusAttr, EventTypeAttr, ModeAttr, UserIdAttr, WebhookUrlsAttr } from '../../src/engine/search-attributes';
-import { healthWorkflowId } from '../../src/engine/task-queue';
+import { EventStatusAttr, EventTypeAttr, healthWorkflowId, ModeAttr, UserIdAttr, WebhookUrlsAttr } from '../../src/engine/contract';
 import { sandboxPatchApplied, workflowSandboxOptions } from '../../src/engine/sandbox';
 import { eventStatus, publish, webhook } from '../support/events';
 import { createAccount } from '../support/http';

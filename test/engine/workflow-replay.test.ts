@@ -12,11 +12,12 @@ import { startSystem, type TestSystem } from '../support/system';
 
 /**
  * Workflow code must replay the histories of runs that are still open when a new
- * version is deployed (an event can wait days for its retries). Histories that
- * earlier versions recorded live in test/fixtures/histories/ and must replay on
- * today's workflows; a change that alters the commands of a run in flight needs
- * a new DELIVERY_RULES number (workflows/delivery-rules.ts) that the old runs lack. To record today's runs as fixtures before such a change:
- * `SHIPHOOK_RECORD_HISTORIES=<name prefix> npx vitest run test/delivery/workflow-replay.test.ts`.
+ * version is deployed (an event can wait days for its retries). The histories in
+ * test/fixtures/histories/ (the first ones: the baseline recorded before the first
+ * release) must replay on today's workflows: a change that alters the commands a run in flight has already
+ * recorded fails here, and needs `patched()` (or a new workflow type) so old runs
+ * keep their path. Record today's runs as fixtures when a version is released:
+ * `SHIPHOOK_RECORD_HISTORIES=<date> npx vitest run test/engine/workflow-replay.test.ts`.
  */
 const FIXTURES = fileURLToPath(new URL('../fixtures/histories/', import.meta.url));
 const RECORD = process.env.SHIPHOOK_RECORD_HISTORIES;

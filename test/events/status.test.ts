@@ -1,8 +1,13 @@
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startReplay } from '../../src/engine/replay';
 import type { DeliveryState } from '../../src/events/tables';
-import { type AttemptRecord, loadAttempt, recordAttempts } from '../../src/events/deliveries';
+import { loadAttempt } from '../../activities/deliver';
+import { type AttemptRecord, recordAttempts } from '../../src/events/deliveries';
+import { eventStatusOf } from '../../src/events/status';
 import { newId } from '../../src/ids';
 import { createAccount } from '../support/http';
+import { isolatedSystem } from '../support/isolated';
 import { startSystem, type TestSystem } from '../support/system';
 
 // recordAttempts writes Payloads, delivery rows and the event status in one statement
@@ -21,21 +26,21 @@ afterAll(async () => {
  * as already dispatched: no dispatcher of the running workers starts a workflow for
  * it, so this test is the only writer of its rows.
  */
-async function eventWith(n: number) {
-  const acct = await createAccount(sys);
+async function eventWith(n: number, on: TestSystem = sys) {
+  const acct = await createAccount(on);
   const hookIds = Array.from({ length: n }, () => newId('hook')).sort();
   if (n > 0) {
-    await sys.db
+    await on.db
       .insertInto('webhooks')
       .values(hookIds.map((id, i) => ({ id, user_id: acct.user.id, mode: 'test' as const, url: `https://example.test/${i}` })))
       .execute();
   }
   const eventId = newId('evt');
-  await sys.db.transaction().execute(async (trx) => {
+  await on.db.transaction().execute(async (trx) => {
     await trx.insertInto('events').values({ id: eventId, user_id: acct.user.id, mode: 'test', description: 'tracker.updated', status: 'in_queue', result: '{}', previous_attributes: '{}', test: false, dispatched_at: new Date() }).execute();
     if (n > 0) await trx.insertInto('event_deliveries').values(hookIds.map((id, i) => ({ event_id: eventId, webhook_id: id, url: `https://example.test/${i}` }))).execute();
   });
-  return { eventId, hookIds };
+  return { eventId, hookIds, userId: acct.user.id };
 }
 
 const attempt = (eventId: string, webhookId: string, attemptsBefore: number, state: DeliveryState, code: number): AttemptRecord => ({
@@ -138,5 +143,41 @@ describe('loading an attempt: the event and its deliveries in one statement', ()
     expect(ctx!.deliveries.size).toBe(0);
     expect(ctx!.urls).toEqual({ pending_urls: [], completed_urls: [] });
     expect(await loadAttempt(sys.db, newId('evt'))).toBeUndefined();
+  });
+});
+
+describe('one derivation of the event status, for recording and replay', () => {
+  it('from any set of (state, attempts) rows', async () => {
+    const statusOf = async (rows: [DeliveryState, number][]) => {
+      const set = rows.length
+        ? sql`(select * from (values ${sql.join(rows.map(([state, attempts]) => sql`(${state}::text, ${attempts}::int)`))}) as v(state, attempts))`
+        : sql`(select 'pending'::text as state, 0 as attempts where false)`;
+      return (await sql<{ status: string }>`select ${eventStatusOf(set)} as status`.execute(sys.db)).rows[0]!.status;
+    };
+    expect(await statusOf([])).toBe('completed');
+    expect(await statusOf([['completed', 1], ['completed', 2]])).toBe('completed');
+    expect(await statusOf([['failed', 4], ['completed', 1]])).toBe('failed');
+    expect(await statusOf([['pending', 0], ['failed', 4]])).toBe('in_queue');
+    expect(await statusOf([['pending', 0], ['completed', 1]])).toBe('in_queue');
+    expect(await statusOf([['pending', 1], ['pending', 0]])).toBe('retrying');
+  });
+
+  it('a broad replay writes the status its rows say, even when it re-pends nothing', async () => {
+    // A database of its own: no dispatcher starts the replayed event, and the trigger
+    // below (which makes the replay's reset of the delivery rows change nothing) stays here.
+    const iso = await isolatedSystem();
+    try {
+      const { eventId, hookIds: [a, b], userId } = await eventWith(2, iso.api);
+      await recordAttempts(iso.api.db, eventId, [attempt(eventId, a!, 0, 'completed', 200), { ...attempt(eventId, b!, 3, 'failed', 500), before: { state: 'pending', attempts: 3 } }]);
+      expect((await iso.api.db.selectFrom('events').select('status').where('id', '=', eventId).executeTakeFirstOrThrow()).status).toBe('failed');
+      await sql`create function keep_deliveries() returns trigger language plpgsql as $$ begin return null; end $$`.execute(iso.api.db);
+      await sql`create trigger keep_deliveries before update on event_deliveries for each row execute function keep_deliveries()`.execute(iso.api.db);
+      expect(await startReplay(iso.api.db, { user_id: userId })).toMatchObject({ matched: 1 });
+      const after = await iso.api.db.selectFrom('events').select(['status', 'replay_id']).where('id', '=', eventId).executeTakeFirstOrThrow();
+      expect(after.replay_id).toMatch(/^replay_/);
+      expect(after.status).toBe('failed');
+    } finally {
+      await iso.close();
+    }
   });
 });

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { WebhookUrlsAttr } from '../../src/engine/search-attributes';
+import { WebhookUrlsAttr } from '../../src/engine/contract';
 import { eventStatus, publish, webhook } from '../support/events';
 import { call, createAccount } from '../support/http';
 import { startReceiver, status, type Receiver } from '../support/receiver';

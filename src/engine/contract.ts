@@ -1,0 +1,119 @@
+import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
+import { defineSignal } from '@temporalio/workflow';
+import type { EventStatus } from '../events/tables';
+
+export type { EventStatus };
+
+/**
+ * The engine's contract: everything that crosses the workflow sandbox's line. The
+ * workflows (workflows/), their activities (activities/) and the code that starts and
+ * signals them (src/engine/) all import it; it imports nothing of theirs, so the
+ * sandbox bundles it as it is.
+ */
+
+// ---- the delivery workflow ----------------------------------------------------------
+
+export interface DeliveryTarget {
+  webhookId: string;
+  /** Masked, for operators reading the history. */
+  url: string;
+}
+
+export interface DeliverEventInput {
+  eventId: string;
+  /** The deliveries still pending when the run was started (read by the starter). */
+  targets: DeliveryTarget[];
+  /** Waits between attempts; attempts per URL = delays + 1. Fixed at start, so visible in the UI. */
+  retryDelaysMs: number[];
+  /** Bounds one HTTP attempt; the activity gets that plus room for SQL. */
+  attemptTimeoutMs: number;
+  /** Where later attempts run (workers of role `retries` or `all`). */
+  retryTaskQueue: string;
+}
+
+/** Delivers one event to every pending webhook; returns the event's status as the run left it. */
+export type DeliverEvent = (input: DeliverEventInput) => Promise<EventStatus | undefined>;
+
+/** The first attempt: every target at once. */
+export interface AttemptInput {
+  eventId: string;
+  /** The webhooks to attempt now (URLs masked: the input is visible in the Temporal UI). */
+  targets: DeliveryTarget[];
+  /** Waits between attempts, fixed when the run started; attempts per URL = delays + 1. */
+  retryDelaysMs: number[];
+}
+
+/** The remaining attempts to one target. */
+export interface RetryInput {
+  eventId: string;
+  target: DeliveryTarget;
+  retryDelaysMs: number[];
+  /** Epoch ms: the first retry's time, when the activity waits for it (workflows/deliver-event.ts). */
+  notBefore?: number;
+}
+
+export type TargetOutcome =
+  | { webhookId: string; outcome: 'delivered' }
+  /** Failed with attempts left: the next one is due in `retryInMs`. */
+  | { webhookId: string; outcome: 'retry'; attempt: number; responseCode: number; retryInMs: number }
+  /** Failed, and that was the last attempt. */
+  | { webhookId: string; outcome: 'failed'; attempt: number; responseCode: number }
+  /** 410 Gone, or the webhook was disabled or deleted: no further attempts. */
+  | { webhookId: string; outcome: 'stopped'; reason: string; gone?: true };
+
+export interface AttemptResult {
+  /** The event status after this attempt's outcomes were recorded. */
+  status: EventStatus;
+  outcomes: TargetOutcome[];
+}
+
+// ---- the webhook health workflow ---------------------------------------------------
+
+export interface HealthInput {
+  webhookId: string;
+  disableAfterFailures: number;
+  disableAfterMs: number;
+  /** Carried across continue-as-new: the start (epoch ms) of the run of failures being watched. */
+  failingSince?: number;
+}
+
+export type WebhookHealth = (input: HealthInput) => Promise<void>;
+
+/** A run of failed attempts started at `since` (epoch ms); sent again every few failures of the run. */
+export const failingSignal = defineSignal<[{ since: number }]>('failing');
+/** An attempt succeeded after failures: the run is over. */
+export const recoveredSignal = defineSignal('recovered');
+
+// ---- the test tracker workflow -----------------------------------------------------
+
+export interface TestTrackerInput {
+  trackerId: string;
+  stepMs: number;
+}
+
+export type TestTracker = (input: TestTrackerInput) => Promise<void>;
+
+// ---- workflow ids ------------------------------------------------------------------
+
+/** An event's delivery workflow is the event id itself, so operators find it by id. */
+export const deliveryWorkflowId = (eventId: string) => eventId;
+export const healthWorkflowId = (webhookId: string) => `webhook-health-${webhookId}`;
+export const testTrackerWorkflowId = (trackerId: string) => `test-tracker-${trackerId}`;
+
+// ---- search attributes -------------------------------------------------------------
+
+/**
+ * Custom search attributes on every delivery workflow, so an operator can find an
+ * event's history in the Temporal UI by event id, type, user, mode and status. The
+ * starter sets all but the status, which the workflow upserts when the run ends with
+ * an outcome. The dev server registers them at start (see launcher/temporal.ts); a
+ * production cluster needs `temporal operator search-attribute create` once (README).
+ */
+export const EventIdAttr = defineSearchAttributeKey('ShiphookEventId', SearchAttributeType.KEYWORD);
+export const EventTypeAttr = defineSearchAttributeKey('ShiphookEventType', SearchAttributeType.KEYWORD);
+export const UserIdAttr = defineSearchAttributeKey('ShiphookUserId', SearchAttributeType.KEYWORD);
+export const ModeAttr = defineSearchAttributeKey('ShiphookMode', SearchAttributeType.KEYWORD);
+export const EventStatusAttr = defineSearchAttributeKey('ShiphookEventStatus', SearchAttributeType.KEYWORD);
+export const WebhookUrlsAttr = defineSearchAttributeKey('ShiphookWebhookUrls', SearchAttributeType.KEYWORD_LIST);
+
+export const searchAttributes = [EventIdAttr, EventTypeAttr, UserIdAttr, ModeAttr, EventStatusAttr, WebhookUrlsAttr];

@@ -1,0 +1,39 @@
+import type { Client } from '@temporalio/client';
+import type { HealthSignals } from '../../activities/health';
+import type { Config } from '../config';
+import { webhookHealth } from '../../workflows/webhook-health';
+import { testTracker } from '../../workflows/test-tracker';
+import { failingSignal, healthWorkflowId, type HealthInput, recoveredSignal, testTrackerWorkflowId } from './contract';
+import type { TemporalDeps } from './client';
+
+/**
+ * The starts and signals of the workflows besides an event's delivery (which the
+ * outbox starts): by reference, so their arguments are type-checked.
+ */
+
+/** A test-mode tracker that advances by itself (workflows/test-tracker.ts). */
+export async function startTestTracker(deps: TemporalDeps, trackerId: string): Promise<void> {
+  const client = await deps.temporal();
+  await client.workflow.start(testTracker, {
+    taskQueue: deps.config.taskQueue,
+    workflowId: testTrackerWorkflowId(trackerId),
+    args: [{ trackerId, stepMs: deps.config.testTrackerStepMs }],
+  });
+}
+
+/** The signals delivery activities send a webhook's health workflow, which the first one starts. */
+export function healthSignals(client: Client, config: Config): HealthSignals {
+  const start = (webhookId: string) => ({
+    workflowId: healthWorkflowId(webhookId),
+    taskQueue: config.taskQueue,
+    args: [{ webhookId, disableAfterFailures: config.disableAfterFailures, disableAfterMs: config.disableAfterMs }] satisfies [HealthInput],
+  });
+  return {
+    async failing(webhookId, since) {
+      await client.workflow.signalWithStart(webhookHealth, { ...start(webhookId), signal: failingSignal, signalArgs: [{ since: since.getTime() }] });
+    },
+    async recovered(webhookId) {
+      await client.workflow.signalWithStart(webhookHealth, { ...start(webhookId), signal: recoveredSignal, signalArgs: [] });
+    },
+  };
+}
