@@ -41,7 +41,7 @@ export async function readiness({ db, temporal }: ReadinessDeps): Promise<Readin
   return { ok: database.ok && temporalCheck.ok && migrations.ok, checks: { database, temporal: temporalCheck, migrations } };
 }
 
-/** The HTTP answer of `/readyz`: 200 `{ok, checks}` or 503 with the seed's error body and the checks. */
+/** The HTTP answer of `/readyz`: 200 `{ok, checks}` or 503 with the API's error body and the checks. */
 export function readinessAnswer(r: Readiness): { status: number; body: unknown } {
   if (r.ok) return { status: 200, body: r };
   const error = new ApiError('SERVICE_UNAVAILABLE', 'Not ready: ' + Object.entries(r.checks).filter(([, c]) => !c.ok).map(([name]) => name).join(', ') + ' failing.');

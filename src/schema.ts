@@ -6,7 +6,7 @@ import type { ErrorCode } from './errors/catalogue';
 /**
  * The schema toolkit every resource's request and response schemas are built
  * from (zod 4; the OpenAPI document is generated from the same definitions, see
- * api/openapi.ts), and the one mapping from a schema failure to the seed's error
+ * api/openapi.ts), and the one mapping from a schema failure to the API's error
  * body. Limits on free-form input live here so every resource has the same ones.
  */
 extendZodWithOpenApi(z);
@@ -44,7 +44,7 @@ export function optionalText(max = MAX_TEXT) {
     .nullish();
 }
 
-/** A non-negative dollar amount as the seed writes money: a string ("10.00"); numbers are accepted too. */
+/** A non-negative dollar amount as the API specification writes money: a string ("10.00"); numbers are accepted too. */
 export const MAX_DOLLARS = 1e9;
 export function dollarAmount() {
   return z
@@ -87,7 +87,7 @@ function freeFormProblem(root: unknown): string | undefined {
   return undefined;
 }
 
-// ---- schema failure → the seed's error body ---------------------------------------
+// ---- schema failure → the API's error body ----------------------------------------
 
 export interface InputRules {
   /** The catalogue code of a failure; an issue may name its own with `params: {code}`. */

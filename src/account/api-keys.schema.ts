@@ -1,7 +1,8 @@
 import { type InputRules, z } from '../schema';
+import { MODES } from './tables';
 
-/** Request and response schemas of API keys (seed 2.1, 2.2, 4.1). */
-export const Mode = z.enum(['test', 'production'], { error: "must be 'test' or 'production'" }).openapi('Mode');
+/** Request and response schemas of API keys (the API specification, 2.1, 2.2 and 4.1). */
+export const Mode = z.enum(MODES, { error: `must be ${MODES.map((m) => `'${m}'`).join(' or ')}` }).openapi('Mode');
 
 export const CreateKeyBody = z.object({ mode: Mode }, { error: 'must be a JSON object' }).openapi({ example: { mode: 'production' } });
 export const KEY_INPUT: InputRules = { code: 'PARAMETER.REQUIRED', message: 'Missing or invalid required parameter.' };

@@ -1,17 +1,14 @@
 import { anyOf, type Db, type Executor } from '../db/database';
-import type { ApiKeyRow, Mode } from './tables';
-import type { UserRow } from './tables';
+import type { ApiKeyRow, Mode, UserRow } from './tables';
 import { ApiError, notFound } from '../errors/api-error';
 import { isoSeconds } from '../format';
 import { hasPrefix, newId } from '../ids';
-import { CreateKeyBody, KEY_INPUT } from './api-keys.schema';
-import { parseInput } from '../schema';
 import type { Principal } from './principal';
 import { keyDigest, newApiKeyValue } from './secrets';
 import { liveChildren } from './users';
 
 /**
- * API keys (seed 2.1, 2.2, 3.1, 4.1). Who may manage which key:
+ * API keys (the API specification, 2.1, 2.2, 3.1 and 4.1). Who may manage which key:
  * - a ReferralCustomer (parent) manages its own keys and its children's;
  * - any parent manages its children's keys;
  * - a child manages its own keys;
@@ -57,10 +54,6 @@ export async function issueKey(db: Executor, userId: string, mode: Mode): Promis
     .values({ id: newId('ak'), user_id: userId, mode, key, key_digest: keyDigest(key) })
     .returningAll()
     .executeTakeFirstOrThrow();
-}
-
-export function parseKeyRequest(body: unknown): Mode {
-  return parseInput(CreateKeyBody, body, KEY_INPUT).mode;
 }
 
 /** POST /api_keys: a key for the user and each of its children; a child gets one for itself. */

@@ -4,8 +4,8 @@ import type { Mode } from './tables';
 
 const scryptAsync = promisify(scrypt) as (pw: string, salt: Buffer, len: number, opts: object) => Promise<Buffer>;
 /**
- * OWASP's current scrypt parameters (N = 2^17, r = 8, p = 1): 128 MiB and a few
- * hundred ms per hash. `maxmem` lets exactly that through (OpenSSL's default cap is
+ * OWASP's current scrypt parameters (N = 2^17, r = 8, p = 1): 128 MiB per hash, and
+ * deliberately slow (its cost: docs/performance.md). `maxmem` lets exactly that through (OpenSSL's default cap is
  * 32 MiB) and bounds what a stored hash with a larger N could make us allocate.
  */
 const SCRYPT = { N: 2 ** 17, r: 8, p: 1, maxmem: 160 * 1024 * 1024 };

@@ -1,7 +1,7 @@
 import { ApiKey } from './api-keys.schema';
 import { dollarAmount, type InputRules, MAX_TEXT, optionalText, requiredText, z } from '../schema';
 
-/** Request and response schemas of users (seed 2.6, 4.5) and of the operator's account creation. */
+/** Request and response schemas of users (the API specification, 2.6 and 4.5) and of the operator's account creation. */
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 export const MIN_PASSWORD = 8;
 export const MAX_PASSWORD = 256;

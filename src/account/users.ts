@@ -2,18 +2,17 @@ import type { Db, Executor } from '../db/database';
 import type { UserRow, UserUpdate } from './tables';
 import { ApiError, notFound } from '../errors/api-error';
 import { dollars, isoSeconds, rate } from '../format';
-import { hasPrefix, newId } from '../ids';
-import { apiKeyView, issueKey } from './api-keys';
+import { hasPrefix } from '../ids';
 import type { Principal } from './principal';
-import { parseInput } from '../schema';
+import type { z } from '../schema';
 import { hashPassword, passwordNeedsRehash, verifyPassword } from './secrets';
-import { CreateChildBody, NewParentUser as NewParentUserSchema, OPERATOR_UPDATE_INPUT, OperatorUserUpdate, PARENT_CREATE_INPUT, UpdateChildBody, UpdateUserBody, USER_CREATE_INPUT, USER_UPDATE_INPUT } from './users.schema';
+import type { OperatorUserUpdate, UserUpdate as UserUpdateSchema } from './users.schema';
 import { type PageParams, paginate } from '../db/paginate';
 
 /**
- * Users (seed 2.6, 4.5). Parents are created by operators (the web interface of
- * the real service); children by their parent through POST /users. A child's
- * view carries no billing fields and no email.
+ * Users (the API specification, 2.6 and 4.5): their views, who sees whom, updates and
+ * the deletion of children (creation, with the first keys: user-creation.ts). A
+ * child's view carries no billing fields and no email.
  */
 
 function childView(row: UserRow) {
@@ -50,6 +49,7 @@ function parentView(row: UserRow, children: UserRow[]) {
 }
 
 export type UserView = ReturnType<typeof childView> | ReturnType<typeof parentView>;
+export type UserChanges = z.output<typeof UserUpdateSchema>;
 
 export async function userView(db: Executor, row: UserRow): Promise<UserView> {
   return row.parent_id ? childView(row) : parentView(row, await liveChildren(db, row.id));
@@ -81,73 +81,22 @@ export async function visibleUser(db: Db, who: Principal, id: string): Promise<U
   return row;
 }
 
-// ---- creation -------------------------------------------------------------------
-
-/** Operator-side creation of a parent account with one test and one production key. */
-export async function createParentUser(db: Db, body: unknown) {
-  const input = parseInput(NewParentUserSchema, body, PARENT_CREATE_INPUT);
-  const { name, email, password } = input;
-  const phone = input.phone_number;
-  const referral = input.referral_customer;
-  const endShipper = input.end_shipper_enabled;
-  const balance = input.balance === undefined ? undefined : String(input.balance);
-  const password_hash = password ? await hashPassword(password) : null;
-  return db.transaction().execute(async (trx) => {
-    const taken = await trx.selectFrom('users').select('id').where(({ fn }) => fn('lower', ['email']), '=', email.toLowerCase()).where('deleted_at', 'is', null).executeTakeFirst();
-    if (taken) throw new ApiError('USER.INVALID', 'The user could not be created.', [{ field: 'email', message: 'is already taken' }]);
-    const row = await trx
-      .insertInto('users')
-      .values({
-        id: newId('user'),
-        name,
-        email,
-        phone_number: phone ?? null,
-        password_hash,
-        referral_customer: referral ?? false,
-        end_shipper_enabled: endShipper ?? false,
-        ...(balance !== undefined ? { balance } : {}),
-      })
-      .returningAll()
-      .executeTakeFirstOrThrow();
-    const keys = [await issueKey(trx, row.id, 'test'), await issueKey(trx, row.id, 'production')];
-    return { user: await userView(trx, row), api_keys: keys.map(apiKeyView) };
-  });
-}
-
-/** POST /users: a child of the caller, with its own test and production keys. */
-export async function createChildUser(db: Db, who: Principal, body: unknown) {
-  if (who.user.parent_id) {
-    throw new ApiError('USER.PARENT.INVALID', 'A child account cannot be created beneath another child.');
-  }
-  const { name, phone_number: phone } = parseInput(CreateChildBody, body, USER_CREATE_INPUT).user;
-  return db.transaction().execute(async (trx) => {
-    const row = await trx
-      .insertInto('users')
-      .values({ id: newId('user'), parent_id: who.user.id, name, phone_number: phone ?? null })
-      .returningAll()
-      .executeTakeFirstOrThrow();
-    const keys = [await issueKey(trx, row.id, 'test'), await issueKey(trx, row.id, 'production')];
-    return { ...(await userView(trx, row)), api_keys: keys.map(apiKeyView) };
-  });
-}
-
 // ---- updates --------------------------------------------------------------------
 
 /**
- * PATCH /users and PATCH /users/:id. Partial: only passed attributes change.
- * A child (or a parent editing a child) may change only `name`; other fields are
- * ignored. `current_password` is required to change `email` or `password`; an
- * account without a password cannot change them here (an operator can).
+ * PATCH /users and PATCH /users/:id, of the caller or a child `visibleUser` found.
+ * Partial: only passed attributes change. A child (or a parent editing a child) may
+ * change only `name`; other fields are ignored (and not even read: ChildUpdate).
+ * `current_password` is required to change `email` or `password`; an account without
+ * a password cannot change them here (an operator can).
  */
-export async function updateUser(db: Db, who: Principal, id: string | undefined, body: unknown) {
-  const target = id === undefined ? who.user : await visibleUser(db, who, id);
+export async function updateUser(db: Db, target: UserRow, input: UserChanges) {
   const changes: UserUpdate = {};
   if (target.parent_id) {
-    const input = parseInput(UpdateChildBody, body, USER_UPDATE_INPUT).user;
     if (input.name !== undefined) changes.name = input.name;
   } else {
-    const { email, password, current_password, ...input } = parseInput(UpdateUserBody, body, USER_UPDATE_INPUT).user;
-    for (const [field, value] of Object.entries(input)) {
+    const { email, password, current_password, ...fields } = input;
+    for (const [field, value] of Object.entries(fields)) {
       if (value !== undefined) (changes as Record<string, unknown>)[field] = value === '' ? null : typeof value === 'number' ? String(value) : value;
     }
     if (email !== undefined || password !== undefined) {
@@ -166,8 +115,7 @@ export async function updateUser(db: Db, who: Principal, id: string | undefined,
 }
 
 /** PATCH /admin/v1/users/:id: an operator sets a parent's email or password, no current password needed. */
-export async function operatorUpdateUser(db: Db, id: string, body: unknown) {
-  const input = parseInput(OperatorUserUpdate, body, OPERATOR_UPDATE_INPUT);
+export async function operatorUpdateUser(db: Db, id: string, input: z.output<typeof OperatorUserUpdate>) {
   const target = hasPrefix(id, 'user')
     ? await db.selectFrom('users').selectAll().where('id', '=', id).where('parent_id', 'is', null).where('deleted_at', 'is', null).executeTakeFirst()
     : undefined;

@@ -1,4 +1,4 @@
-import express, { type ErrorRequestHandler, type Express, type RequestHandler, Router } from 'express';
+import express, { type ErrorRequestHandler, type Express, type Request, type RequestHandler, Router } from 'express';
 import type { Config } from '../config';
 import { type Db, isDatabaseUnavailable } from '../db/database';
 import { ApiError } from '../errors/api-error';
@@ -7,20 +7,14 @@ import { debugEnabled, log } from '../log';
 import { httpMetrics, routeTemplate } from '../metrics/http';
 import { METRICS_CONTENT_TYPE, metricsText, startProcessMetrics } from '../metrics/exposition';
 import { requireAdmin } from './admin-auth';
-import { authenticate, forgetCallerAfterWrite } from './auth';
+import type { Operation } from '../operation';
+import { authenticate, forgetCallerAfterWrite, principal, requireProduction } from './auth';
 import { keepRequestId, requestId, requestIdOf } from './request-id';
+import { CALLER_BASE, CALLER_OPERATIONS, type CallerContext, OPERATOR_BASE, OPERATOR_OPERATIONS, type OperatorContext } from './operations';
 import type { PrincipalCache } from './principal-cache';
-import { createRateLimits, isPasswordCheck, onlyIf, type RateLimits } from './rate-limit';
+import { createRateLimits, type RateLimits } from './rate-limit';
 import { referenceRoutes } from './reference';
-import { adminRoutes } from './routes/admin';
-import { apiKeysRoutes } from './routes/api-keys';
-import { usersRoutes } from './routes/users';
-import { webhooksRoutes } from './routes/webhooks';
-import { eventsRoutes } from './routes/events';
-import { endShippersRoutes } from './routes/end-shippers';
-import { shipmentsRoutes } from './routes/shipments';
-import { adminEventsRoutes } from './routes/admin-events';
-import { portalSessionsRoutes } from './routes/portal-sessions';
+import { operationRouter } from './router';
 import { portalRouter } from '../portal/router';
 import type { TemporalClientSource } from '../engine/client';
 
@@ -50,24 +44,21 @@ export function createApp(deps: AppDeps): Express {
   v2.use(authenticate(deps.db, deps.principals));
   const limits = deps.rateLimits ?? createRateLimits(deps.config);
   v2.use(limits.general);
-  v2.post('/events/:id/replay', limits.bucket('replays'));
-  v2.post('/shipments/:id/buy', limits.bucket('purchases'));
-  v2.post('/users', limits.bucket('children'));
-  v2.use(['/users', '/users/:id'], onlyIf((req) => req.method !== 'GET' && isPasswordCheck(req), limits.bucket('passwordChecks')));
-  // The busiest resources first: a request walks the routers in this order.
-  v2.use(webhooksRoutes(deps.db, deps.config));
-  v2.use(eventsRoutes(deps.db, deps));
-  // Only these change users, keys or balances (a purchase).
-  v2.use(['/users', '/api_keys', '/shipments'], forgetCallerAfterWrite(deps.principals));
-  v2.use(usersRoutes(deps.db), apiKeysRoutes(deps.db));
-  v2.use(endShippersRoutes(deps.db), shipmentsRoutes(deps));
-  v2.use(portalSessionsRoutes(deps.db, deps.config));
-  app.use('/v2', v2);
+  const forget = forgetCallerAfterWrite(deps.principals);
+  // Each operation's own guards: its tighter rate limit, forgetting the cached caller after a write to the account, production keys only.
+  const guardsOf = (op: Operation<CallerContext>) => [
+    ...(op.rateLimit ? [limits.bucket(op.rateLimit)] : []),
+    ...(op.changesCaller ? [forget] : []),
+    ...(op.access === 'production key' ? [requireProduction] : []),
+  ];
+  const context = (req: Request): OperatorContext => ({ db: deps.db, config: deps.config, temporal: deps.temporal, origin: `${req.protocol}://${req.get('host')}` });
+  v2.use(operationRouter(CALLER_OPERATIONS, (req) => ({ ...context(req), who: principal(req) }), guardsOf));
+  app.use(CALLER_BASE, v2);
 
   const admin = Router();
   admin.use(requireAdmin(deps.config.adminToken));
-  admin.use(adminRoutes(deps.db), adminEventsRoutes(deps));
-  app.use('/admin/v1', admin);
+  admin.use(operationRouter(OPERATOR_OPERATIONS, context, () => []));
+  app.use(OPERATOR_BASE, admin);
 
   // The customer webhook portal (server-rendered pages; see src/portal/router.ts).
   app.use('/portal', portalRouter(deps));
@@ -112,7 +103,7 @@ const requestLog: RequestHandler = (req, res, next) => {
   next();
 };
 
-/** Every non-2XX answer is the seed's JSON error body; no stack or SQL reaches clients. */
+/** Every non-2XX answer is the API's JSON error body (the API specification, 7); no stack or SQL reaches clients. */
 const errorBody: ErrorRequestHandler = (err, req, res, _next) => {
   let error: ApiError;
   if (err instanceof ApiError) error = err;

@@ -4,7 +4,7 @@ import { ApiError } from '../errors/api-error';
 
 /**
  * Requests Node's HTTP parser refuses before the app sees them (an unknown method,
- * a header with NUL or CR, headers over the limit, CONNECT) get the seed's JSON
+ * a header with NUL or CR, headers over the limit, CONNECT) get the API's JSON
  * error body too, not an empty 400/431 or a closed socket. Both the `shiphook api`
  * server and the tests' server call this.
  */

@@ -1,8 +1,9 @@
-import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
 import { createPgPool } from '../db/database';
 import { RateLimiterMemory, RateLimiterPostgres, RateLimiterRes } from 'rate-limiter-flexible';
 import type { Config } from '../config';
 import { ApiError } from '../errors/api-error';
+import type { RateBucket } from '../operation';
 
 /**
  * Rate limits of `/v2`, counted in PostgreSQL (`rate-limiter-flexible`), so they
@@ -19,13 +20,11 @@ import { ApiError } from '../errors/api-error';
  * processes) stands in rather than failing the request.
  */
 
-export type Bucket = 'replays' | 'purchases' | 'children' | 'passwordChecks';
-
 export interface RateLimits {
   /** Counts the request against its key and account; 429 over the limit. */
   general: RequestHandler;
-  /** Counts the request against the account's tighter bucket. */
-  bucket(name: Bucket): RequestHandler;
+  /** Counts the request against the account's tighter bucket (password checks: only a body that carries a password). */
+  bucket(name: RateBucket): RequestHandler;
   close(): Promise<void>;
 }
 
@@ -57,7 +56,7 @@ export function createRateLimits(config: Config, opts: { windowSeconds?: number 
   const perKey = { production: limiter('key', limits.perSecond, window), test: limiter('key-test', testPoints, window) };
   const perAccount = { production: limiter('account', limits.perSecond, window), test: limiter('account-test', testPoints, window) };
   const perMinute = (name: string, points: number) => (points === 0 ? undefined : limiter(name, points, opts.windowSeconds ? opts.windowSeconds * 60 : 60));
-  const buckets: Record<Bucket, RateLimiterPostgres | undefined> = {
+  const buckets: Record<RateBucket, RateLimiterPostgres | undefined> = {
     replays: perMinute('replays', limits.replaysPerMinute),
     purchases: perMinute('purchases', limits.purchasesPerMinute),
     children: perMinute('children', limits.childrenPerMinute),
@@ -86,6 +85,7 @@ export function createRateLimits(config: Config, opts: { windowSeconds?: number 
       const bucketLimiter = buckets[name];
       if (!bucketLimiter) return pass;
       return async (req, res, next) => {
+        if (name === 'passwordChecks' && !isPasswordCheck(req)) return next();
         const { ok, res: r } = await consume(bucketLimiter, req.principal!.user.id);
         if (!ok) {
           headers(res, bucketLimiter.points, r);
@@ -121,11 +121,8 @@ function refuse(res: Response, r: RateLimiterRes): never {
   throw new ApiError('RATE_LIMITED', 'Too many requests; retry after the number of seconds in Retry-After.');
 }
 
-/** PATCH/PUT /users(/:id) carrying a password or current_password: a scrypt check or hash. */
-export function isPasswordCheck(req: Request): boolean {
+/** A user's update carrying a password or current_password: a scrypt check or hash. */
+function isPasswordCheck(req: Request): boolean {
   const user = (req.body as { user?: Record<string, unknown> } | undefined)?.user;
   return !!user && typeof user === 'object' && ('password' in user || 'current_password' in user);
 }
-
-export const onlyIf = (test: (req: Request) => boolean, handler: RequestHandler): RequestHandler => (req: Request, res: Response, next: NextFunction) =>
-  test(req) ? handler(req, res, next) : next();

@@ -1,7 +1,9 @@
 import { parseArgs } from 'node:util';
 import type { Config } from '../config';
 import { createDb } from '../db/database';
-import { createParentUser } from '../account/users';
+import { createParentUser } from '../account/user-creation';
+import { NewParentUser, PARENT_CREATE_INPUT } from '../account/users.schema';
+import { parseInput } from '../schema';
 import { ApiError } from '../errors/api-error';
 import { readDevState } from './dev-state';
 
@@ -29,14 +31,15 @@ export async function runAdmin(config: Config, args: string[]): Promise<void> {
   if (!url) throw new Error('DATABASE_URL must be set (or run `shiphook dev` first)');
   const db = createDb(url, 1);
   try {
-    const result = await createParentUser(db, {
+    const input = {
       name: values.name,
       email: values.email,
       phone_number: values.phone,
       password: values['password-stdin'] ? await firstLineOfStdin() : process.env.SHIPHOOK_NEW_USER_PASSWORD || undefined,
       referral_customer: values['referral-customer'] ?? false,
       end_shipper_enabled: values['end-shipper'] ?? false,
-    });
+    };
+    const result = await createParentUser(db, parseInput(NewParentUser, input, PARENT_CREATE_INPUT));
     process.stdout.write(JSON.stringify(result, null, 2) + '\n');
   } catch (err) {
     if (err instanceof ApiError) throw new Error(`${err.code}: ${err.message} ${JSON.stringify(err.errors)}`);

@@ -6,7 +6,7 @@ import { createDb, type Db } from '../db/database';
 import { findActiveKey } from '../account/api-keys';
 import { createPortalSession } from '../portal-sessions/portal-sessions';
 import { keyDigest } from '../account/secrets';
-import { createParentUser } from '../account/users';
+import { createParentUser } from '../account/user-creation';
 import { assertPortsFree } from '../launcher/ports';
 import { type ShiphookSystem, startSystem } from '../launcher/system';
 import { writeDevState } from './dev-state';

@@ -1,8 +1,9 @@
 import { normalizePhone, normalizeState, normalizeZip } from './addresses';
 import { type InputRules, MAX_TEXT, storable, z } from '../schema';
+import { Mode } from '../account/api-keys.schema';
 
 /**
- * The EndShipper address as a schema (seed 2.5, 7.2): a missing or malformed field
+ * The EndShipper address as a schema (the API specification, 2.5 and 7.2): a missing or malformed field
  * → ADDRESS.PARAMETERS.INVALID, a `country` that is not two letters →
  * ADDRESS.COUNTRY.INVALID, control characters → ADDRESS.PARAMETERS.INVALID_CHARACTER.
  */
@@ -62,7 +63,7 @@ export const EndShipper = z
   .strictObject({
     id: z.string().openapi({ example: 'es_0192f3a4b5c67d8e9f0a1b2c3d4e5f60' }),
     object: z.literal('EndShipper'),
-    mode: z.enum(['test', 'production']),
+    mode: Mode,
     name: z.string().nullable(),
     company: z.string().nullable(),
     street1: z.string(),

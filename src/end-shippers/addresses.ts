@@ -1,18 +1,8 @@
-import type { EndShipperRow } from './tables';
-import type { z } from '../schema';
-import type { EndShipperAddress } from './addresses.schema';
-
-type EndShipperAddressInput = z.output<typeof EndShipperAddress>;
-
 /**
- * Address rules of EndShippers (seed 2.5, 7.2) and their normalisation, as the
- * real API returns addresses: text fields upper-cased, state as its two-letter
- * code, ZIP as `12345` or `12345-6789`, phone as digits only; email and street2
- * kept as given (street2 `""` stays `""`, absent or null is null).
+ * Address rules of EndShippers (the API specification, 2.5 and 7.2): US states by name
+ * or code, ZIP codes and phone numbers, each read into the form the real API returns
+ * (state as its two-letter code, ZIP as `12345` or `12345-6789`, phone as digits only).
  */
-/** An EndShipper's address fields, as stored. */
-export type NormalAddress = Omit<EndShipperRow, 'id' | 'user_id' | 'mode' | 'created_at' | 'updated_at'>;
-
 
 export const US_STATES: Record<string, string> = {
   ALABAMA: 'AL', ALASKA: 'AK', ARIZONA: 'AZ', ARKANSAS: 'AR', CALIFORNIA: 'CA', COLORADO: 'CO', CONNECTICUT: 'CT',
@@ -44,21 +34,4 @@ export function normalizePhone(value: string): string | undefined {
   let digits = value.replace(/\D/g, '');
   if (digits.length === 11 && digits.startsWith('1')) digits = digits.slice(1);
   return digits.length === 10 ? digits : undefined;
-}
-
-/** Normalises a whole EndShipper address that passed EndShipperAddress (creation and PUT alike). */
-export function normalEndShipperAddress(a: EndShipperAddressInput): NormalAddress {
-  const upper = (v: string | null | undefined) => (v ? v.toUpperCase() : null);
-  return {
-    name: upper(a.name),
-    company: upper(a.company),
-    street1: a.street1.toUpperCase(),
-    street2: a.street2 === '' ? '' : upper(a.street2),
-    city: a.city.toUpperCase(),
-    state: normalizeState(a.state)!,
-    zip: normalizeZip(a.zip)!,
-    country: 'US',
-    phone: normalizePhone(a.phone)!,
-    email: a.email,
-  };
 }

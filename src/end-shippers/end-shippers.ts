@@ -4,17 +4,40 @@ import { type PageParams, paginate } from '../db/paginate';
 import { ApiError, notFound } from '../errors/api-error';
 import { isoOffset } from '../format';
 import { hasPrefix, newId } from '../ids';
-import { normalEndShipperAddress } from './addresses';
-import { ADDRESS_INPUT, EndShipperBody } from './addresses.schema';
-import { parseInput } from '../schema';
-import type { Principal } from '../account/principal';
+import { normalizePhone, normalizeState, normalizeZip } from './addresses';
+import type { EndShipperAddress } from './addresses.schema';
+import type { z } from '../schema';
+import { ownedBy, ownerOf, type Principal } from '../account/principal';
 
 /**
- * EndShippers (seed 2.5, 4.4): only for users with the EndShipper capability.
+ * EndShippers (the API specification, 2.5 and 4.4): only for users with the EndShipper capability.
  * PUT replaces the whole address (no partial update). When both `name` and
  * `company` are given, both are kept and `name` is the responsible party printed
  * first on labels.
  */
+
+type EndShipperAddressInput = z.output<typeof EndShipperAddress>;
+
+/**
+ * An address as the real API returns it: text fields upper-cased, state, ZIP and
+ * phone normalised (addresses.ts); email and street2 kept as given (street2 `""`
+ * stays `""`, absent or null is null). Creation and PUT alike.
+ */
+function normalAddress(a: EndShipperAddressInput): Omit<EndShipperRow, 'id' | 'user_id' | 'mode' | 'created_at' | 'updated_at'> {
+  const upper = (v: string | null | undefined) => (v ? v.toUpperCase() : null);
+  return {
+    name: upper(a.name),
+    company: upper(a.company),
+    street1: a.street1.toUpperCase(),
+    street2: a.street2 === '' ? '' : upper(a.street2),
+    city: a.city.toUpperCase(),
+    state: normalizeState(a.state)!,
+    zip: normalizeZip(a.zip)!,
+    country: 'US',
+    phone: normalizePhone(a.phone)!,
+    email: a.email,
+  };
+}
 
 export function endShipperView(row: EndShipperRow) {
   return {
@@ -44,39 +67,36 @@ export function requireEndShipperCapability(who: Principal): void {
 
 export async function findEndShipper(db: Db, who: Principal, id: string): Promise<EndShipperRow> {
   const row = hasPrefix(id, 'es')
-    ? await db.selectFrom('end_shippers').selectAll().where('id', '=', id).where('user_id', '=', who.user.id).executeTakeFirst()
+    ? await db.selectFrom('end_shippers').selectAll().where('id', '=', id).where(ownedBy(who, { anyMode: true })).executeTakeFirst()
     : undefined;
   if (!row) throw notFound('EndShipper not found.');
   if (row.mode !== who.mode) throw new ApiError('MODE.CONFLICT', `This EndShipper belongs to ${row.mode} mode; the key is a ${who.mode} key.`);
   return row;
 }
 
-export async function createEndShipper(db: Db, who: Principal, body: unknown) {
+export async function createEndShipper(db: Db, who: Principal, address: EndShipperAddressInput) {
   requireEndShipperCapability(who);
-  const values = normalEndShipperAddress(parseInput(EndShipperBody, body, ADDRESS_INPUT).address);
+  const values = normalAddress(address);
   const row = await db
     .insertInto('end_shippers')
-    .values({ id: newId('es'), user_id: who.user.id, mode: who.mode, ...values })
+    .values({ id: newId('es'), ...ownerOf(who), ...values })
     .returningAll()
     .executeTakeFirstOrThrow();
   return endShipperView(row);
 }
 
 export async function getEndShipper(db: Db, who: Principal, id: string) {
-  requireEndShipperCapability(who);
   return endShipperView(await ownEndShipper(db, who, id));
 }
 
-export async function replaceEndShipper(db: Db, who: Principal, id: string, body: unknown) {
-  requireEndShipperCapability(who);
-  await ownEndShipper(db, who, id);
-  const values = normalEndShipperAddress(parseInput(EndShipperBody, body, ADDRESS_INPUT).address);
+/** PUT (of an EndShipper `ownEndShipper` found): the whole address is replaced. */
+export async function replaceEndShipper(db: Db, who: Principal, endShipper: EndShipperRow, address: EndShipperAddressInput) {
+  const values = normalAddress(address);
   const row = await db
     .updateTable('end_shippers')
     .set({ ...values, updated_at: new Date() })
-    .where('id', '=', id)
-    .where('user_id', '=', who.user.id)
-    .where('mode', '=', who.mode)
+    .where('id', '=', endShipper.id)
+    .where(ownedBy(who))
     .returningAll()
     .executeTakeFirstOrThrow();
   return endShipperView(row);
@@ -84,15 +104,16 @@ export async function replaceEndShipper(db: Db, who: Principal, id: string, body
 
 export async function listEndShippers(db: Db, who: Principal, page: PageParams) {
   requireEndShipperCapability(who);
-  const query = db.selectFrom('end_shippers').selectAll().where('user_id', '=', who.user.id).where('mode', '=', who.mode);
+  const query = db.selectFrom('end_shippers').selectAll().where(ownedBy(who));
   const { items, has_more } = await paginate(query, 'end_shippers', page);
   return { end_shippers: items.map(endShipperView), has_more };
 }
 
-/** Through the API an EndShipper of the other mode is simply not there. */
-async function ownEndShipper(db: Db, who: Principal, id: string): Promise<EndShipperRow> {
+/** The caller's EndShipper (the capability checked first); through the API one of the other mode is simply not there. */
+export async function ownEndShipper(db: Db, who: Principal, id: string): Promise<EndShipperRow> {
+  requireEndShipperCapability(who);
   const row = hasPrefix(id, 'es')
-    ? await db.selectFrom('end_shippers').selectAll().where('id', '=', id).where('user_id', '=', who.user.id).where('mode', '=', who.mode).executeTakeFirst()
+    ? await db.selectFrom('end_shippers').selectAll().where('id', '=', id).where(ownedBy(who)).executeTakeFirst()
     : undefined;
   if (!row) throw notFound('EndShipper not found.');
   return row;

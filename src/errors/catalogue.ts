@@ -1,5 +1,5 @@
-// The error catalogue: every code of the seed (section 7) with the HTTP status shiphook
-// answers it with, plus the few codes shiphook adds (marked). The seed leaves the mapping
+// The error catalogue: every code of the API specification (section 7) with the HTTP status shiphook
+// answers it with, plus the few codes shiphook adds (marked). The specification leaves the mapping
 // open; the rule is: authentication 401, refusals 403, missing things 404, "retry" codes
 // 503, malformed requests 400, and every other data problem 422.
 
@@ -186,7 +186,7 @@ export const catalogue = {
   'USER.CHARGE.NOT_ALLOWED': { status: 403, message: 'One-time charges not enabled for the account.' },
   'WEBHOOK.EVENT.INVALID': { status: 422, message: 'Received webhook event type cannot be mapped to a handler.' },
   'WEBHOOK.INVALID': { status: 422, message: 'Webhook data invalid; not saved.' },
-  // Added by shiphook (not in the seed's catalogue)
+  // Added by shiphook (not in the API specification's catalogue)
   METHOD_NOT_ALLOWED: { status: 405, message: 'Method not supported for the resource.' },
   'PAYLOAD.NOT_FOUND': { status: 404, message: 'Payload not found.' },
   RATE_LIMITED: { status: 429, message: 'Too many requests; retry later.' },

@@ -1,18 +1,19 @@
 import { EVENT_TYPES } from './types';
 import { freeFormObject, type InputRules, z } from '../schema';
+import { Mode } from '../account/api-keys.schema';
+import { EVENT_STATUSES } from './tables';
 
-/** Request and response schemas of events (seed 2.4, 4.3), their Payloads and replay. */
+/** Request and response schemas of events (the API specification, 2.4 and 4.3) and their Payloads (replay's: engine/replay.schema.ts). */
 const stamp = z.string().openapi({ format: 'date-time', example: '2026-01-31T12:00:00.000Z' });
-const mode = z.enum(['test', 'production']);
-const status = z.enum(['in_queue', 'retrying', 'completed', 'failed']).openapi('EventStatus');
-const description = z.enum(EVENT_TYPES, { error: 'must be one of the event types of seed section 6' }).openapi('EventType');
+export const EventStatus = z.enum(EVENT_STATUSES).openapi('EventStatus');
+const description = z.enum(EVENT_TYPES, { error: `must be one of ${EVENT_TYPES.join(', ')}` }).openapi('EventType');
 
 const summaryFields = {
   id: z.string().openapi({ example: 'evt_0192f3a4b5c67d8e9f0a1b2c3d4e5f60' }),
   object: z.literal('Event'),
-  mode,
+  mode: Mode,
   description,
-  status,
+  status: EventStatus,
   created_at: stamp,
   updated_at: stamp,
 };
@@ -50,7 +51,7 @@ export const NewEventBody = z
   .object(
     {
       user_id: z.string({ error: 'must be a user id' }).regex(/^user_[0-9a-f]{32}$/, 'must be a user id'),
-      mode: z.enum(['test', 'production'], { error: "must be 'test' or 'production'" }),
+      mode: Mode,
       description,
       result: freeFormObject('The object the event is about.').refine((r) => typeof r.object === 'string', 'must be an object with a string `object`'),
       previous_attributes: freeFormObject('Previous values of the changed attributes.').nullish(),

@@ -5,18 +5,16 @@ import { type PageParams, paginate } from '../db/paginate';
 import { notFound } from '../errors/api-error';
 import { isoMillis } from '../format';
 import { hasPrefix } from '../ids';
-import { NEW_EVENT_INPUT, NewEventBody } from './events.schema';
-import type { Principal } from '../account/principal';
-import { parseInput } from '../schema';
+import { ownedBy, type Principal } from '../account/principal';
 import { redactUrl } from '../webhooks/url';
 
 /**
- * Events (seed 2.4, 3.3, 4.3). An event's delivery state lives in
+ * Events (the API specification, 2.4, 3.3 and 4.3). An event's delivery state lives in
  * event_deliveries, one row per webhook; `pending_urls` (not yet acknowledged,
  * including URLs that ran out of attempts) and `completed_urls` are read from it,
  * credentials masked.
  *
- * Status transitions (seed 3.3 leaves them open):
+ * Status transitions (the API specification, 3.3, leaves them open):
  *   in_queue  → retrying   an attempt failed and that URL has attempts left
  *   in_queue  → completed  every URL acknowledged (at once when there are no webhooks)
  *   retrying  → completed  every URL acknowledged
@@ -79,7 +77,7 @@ export function urlsOf(rows: { url: string; state: DeliveryState }[]): EventUrls
 
 export async function ownEvent(db: Executor, who: Principal, id: string): Promise<EventRow> {
   const row = hasPrefix(id, 'evt')
-    ? await db.selectFrom('events').selectAll().where('id', '=', id).where('user_id', '=', who.user.id).where('mode', '=', who.mode).executeTakeFirst()
+    ? await db.selectFrom('events').selectAll().where('id', '=', id).where(ownedBy(who)).executeTakeFirst()
     : undefined;
   if (!row) throw notFound('Event not found.');
   return row;
@@ -92,7 +90,7 @@ export interface EventFilter {
 }
 
 export async function listEvents(db: Db, who: Principal, page: PageParams, filter: EventFilter = {}) {
-  let query = db.selectFrom('events').selectAll().where('user_id', '=', who.user.id).where('mode', '=', who.mode);
+  let query = db.selectFrom('events').selectAll().where(ownedBy(who));
   if (filter.status) query = query.where('status', '=', filter.status);
   if (filter.description) query = query.where('description', '=', filter.description);
   const { items, has_more } = await paginate(query, 'events', page);
@@ -114,10 +112,4 @@ export interface NewEvent {
   previousAttributes?: Record<string, unknown>;
   /** A test event: delivered only to this webhook (if enabled), marked for receivers. */
   test?: { webhookId: string };
-}
-
-/** Checks an operator's publish request (POST /admin/v1/events). */
-export function parseNewEvent(body: unknown): NewEvent {
-  const input = parseInput(NewEventBody, body, NEW_EVENT_INPUT);
-  return { userId: input.user_id, mode: input.mode, description: input.description, result: input.result, previousAttributes: input.previous_attributes ?? {} };
 }

@@ -21,7 +21,7 @@ export interface EventsTable {
   test: ColumnType<boolean, boolean | undefined, boolean>;
   /** Set by the dispatcher that claimed the event; another may claim it once this has passed. */
   dispatch_lease_until: Date | null;
-  /** Temporal refused the start for good (dispatch.ts); not claimed again until replayed. */
+  /** Temporal refused the start for good (engine/outbox.ts); not claimed again until replayed. */
   dispatch_failed_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
   dispatch_error: ColumnType<string | null, string | null | undefined, string | null>;
   /** The broad replay (replays.id) that last asked for this event to be started again. */

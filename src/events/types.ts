@@ -1,4 +1,4 @@
-/** The event types of seed 6 (the value of an Event's `description`). */
+/** The event types of the API specification, 6 (the value of an Event's `description`). */
 export const EVENT_TYPES = [
   'batch.created', 'batch.updated',
   'claims.submitted', 'claims.cancelled', 'claims.updated', 'claims.rejected', 'claims.approved',

@@ -1,6 +1,6 @@
 import { z } from '../schema';
 
-/** Response schema of portal links (beyond the seed). */
+/** Response schema of portal links (beyond the API specification). */
 export const PortalSession = z
   .strictObject({
     object: z.literal('PortalSession'),

@@ -3,11 +3,11 @@ import type { Config } from '../config';
 import type { Db } from '../db/database';
 import { isoSeconds } from '../format';
 import { newId } from '../ids';
-import type { Principal } from '../account/principal';
+import { ownerOf, type Principal } from '../account/principal';
 import { keyDigest } from '../account/secrets';
 
 /**
- * Portal sessions (beyond the seed; Svix's App Portal, Convoy's portal links): a link
+ * Portal sessions (beyond the API specification; Svix's App Portal, Convoy's portal links): a link
  * that opens the webhook portal for the calling key's user and mode, valid for a
  * bounded time (SHIPHOOK_PORTAL_SESSION_TTL, default 1 h), usable without the API key
  * itself — the key never reaches the browser. The link carries a random token; only
@@ -19,7 +19,7 @@ export async function createPortalSession(db: Db, config: Pick<Config, 'portalSe
   const expires = new Date(Date.now() + config.portalSessionTtlMs);
   await db
     .insertInto('portal_sessions')
-    .values({ id: newId('ps'), token_digest: keyDigest(token), user_id: who.user.id, mode: who.mode, api_key_id: who.keyId, expires_at: expires })
+    .values({ id: newId('ps'), token_digest: keyDigest(token), ...ownerOf(who), api_key_id: who.keyId, expires_at: expires })
     .execute();
   return { object: 'PortalSession' as const, url: `${origin}/portal/login/${token}`, expires_at: isoSeconds(expires) };
 }

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { parse as parseCookies, serialize as cookie } from 'cookie';
 import express, { type NextFunction, type Request, type Response, Router } from 'express';
 import helmet from 'helmet';
-import type { EventStatus } from '../events/tables';
+import { EVENT_STATUSES } from '../events/tables';
 import type { Db } from '../db/database';
 import type { TemporalDeps } from '../engine/client';
 import { replayEvent } from '../engine/replay';
@@ -18,8 +18,12 @@ import { rotateSecret } from '../webhooks/secret-rotation';
 import type { WebhookRow } from '../webhooks/tables';
 import { createWebhook, deleteWebhook, ownWebhook, ownWebhooks, updateWebhook, webhookView } from '../webhooks/webhooks';
 import { ApiError } from '../errors/api-error';
+import { parseInput } from '../schema';
+import { TEST_EVENT_INPUT, TestEventBody, UpdateWebhookBody, WEBHOOK_INPUT, WebhookCreate } from '../webhooks/webhooks.schema';
 import { log } from '../log';
-import { bare, eventPage, eventsPage, type PageContext, webhookPage, type WebhookRowView, webhooksPage } from './views';
+import { eventPage, eventsPage } from './event-pages';
+import { bare, type PageContext } from './layout';
+import { webhookPage, type WebhookRowView, webhooksPage } from './webhook-pages';
 
 /**
  * The customer webhook portal, served by the api under /portal: server-rendered pages
@@ -31,7 +35,6 @@ import { bare, eventPage, eventsPage, type PageContext, webhookPage, type Webhoo
  */
 const COOKIE = 'shiphook_portal';
 const CSS = readFileSync(new URL('./assets/portal.css', import.meta.url), 'utf8');
-const EVENT_STATUSES: EventStatus[] = ['in_queue', 'retrying', 'completed', 'failed'];
 const PAGE_SIZE = 25;
 
 interface PortalSession {
@@ -130,7 +133,8 @@ export function portalRouter(deps: TemporalDeps & { db: Db }): Router {
   router.post('/webhooks', async (req, res) => {
     const f = form(req);
     try {
-      const hook = await createWebhook(db, config, who(req), { webhook: { url: f.url, webhook_secret: f.webhook_secret || undefined, custom_headers: headersFrom(f) } });
+      const input = parseInput(WebhookCreate, { url: f.url, webhook_secret: f.webhook_secret || undefined, custom_headers: headersFrom(f) }, WEBHOOK_INPUT);
+      const hook = await createWebhook(db, config, who(req), input);
       back(res, `/portal/webhooks/${hook.id}`, 'Webhook added.');
     } catch (err) {
       if (!(err instanceof ApiError)) throw err;
@@ -145,7 +149,8 @@ export function portalRouter(deps: TemporalDeps & { db: Db }): Router {
     if (f.remove_secret) changes.webhook_secret = null;
     else if (f.webhook_secret) changes.webhook_secret = f.webhook_secret;
     try {
-      await updateWebhook(db, who(req), id, changes);
+      const hook = await ownWebhook(db, who(req), id);
+      await updateWebhook(db, who(req), hook, parseInput(UpdateWebhookBody, changes, WEBHOOK_INPUT));
       back(res, `/portal/webhooks/${id}`, 'Saved.');
     } catch (err) {
       if (!(err instanceof ApiError) || err.code === 'NOT_FOUND') throw err;
@@ -153,16 +158,16 @@ export function portalRouter(deps: TemporalDeps & { db: Db }): Router {
     }
   });
   router.post('/webhooks/:id/enable', async (req, res) => {
-    await updateWebhook(db, who(req), String(req.params.id), {});
+    await updateWebhook(db, who(req), await ownWebhook(db, who(req), String(req.params.id)), {});
     back(res, `/portal/webhooks/${req.params.id}`, 'Re-enabled.');
   });
   router.post('/webhooks/:id/rotate', async (req, res) => {
-    const rotated = await rotateSecret(db, config, who(req), String(req.params.id), {});
+    const rotated = await rotateSecret(db, config, who(req), String(req.params.id));
     await showWebhook(req, res, rotated.webhook_id, { notice: 'Secret rotated.' }, { secret: rotated.webhook_secret, previousExpiresAt: rotated.previous_secret_expires_at });
   });
   router.post('/webhooks/:id/test', async (req, res) => {
-    const description = form(req).description;
-    const event = await sendTestEvent(db, who(req), String(req.params.id), { description: description || undefined });
+    const { description } = parseInput(TestEventBody, { description: form(req).description || undefined }, TEST_EVENT_INPUT);
+    const event = await sendTestEvent(db, who(req), String(req.params.id), description);
     back(res, `/portal/events/${event.id}`, 'Test event sent.');
   });
   router.post('/webhooks/:id/delete', async (req, res) => {

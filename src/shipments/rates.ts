@@ -1,3 +1,4 @@
+import type { Mode } from '../account/tables';
 import { newId } from '../ids';
 
 /**
@@ -32,7 +33,7 @@ export function billedPounds(parcel: ParcelSize): number {
   return Math.max(1, actual, dimensional);
 }
 
-export function quoteRates(shipmentId: string, mode: string, parcel: ParcelSize, zone: number, now: string) {
+export function quoteRates(shipmentId: string, mode: Mode, parcel: ParcelSize, zone: number, now: string) {
   const lb = billedPounds(parcel);
   return SERVICES.map((s) => {
     const price = (s.base + s.perLb * lb + s.perZone * zone).toFixed(2);

@@ -1,7 +1,9 @@
 import { normalizeZip } from '../end-shippers/addresses';
 import { dollarAmount, freeFormObject, type InputRules, MAX_TEXT, optionalText, requiredText, z } from '../schema';
+import { Mode } from '../account/api-keys.schema';
+import { TRACKER_STATUSES } from './tables';
 
-/** Request and response schemas of shipments (seed 4.4: what buying with an EndShipper needs). */
+/** Request and response schemas of shipments (the API specification, 4.4: what buying with an EndShipper needs). */
 export const MAX_WEIGHT = 100_000; // ounces
 export const MAX_DIMENSION = 10_000; // inches
 
@@ -99,7 +101,7 @@ export const BUY_INPUT: InputRules = { code: 'PARAMETER.REQUIRED', message: 'Mis
 // ---- responses ---------------------------------------------------------------------
 
 const stamp = z.string().openapi({ format: 'date-time', example: '2026-01-31T12:00:00Z' });
-const mode = z.enum(['test', 'production']);
+const mode = Mode;
 
 export const Address = z
   .strictObject({
@@ -141,7 +143,7 @@ export const Fee = z
 export const Tracker = z
   .strictObject({
     id: z.string(), object: z.literal('Tracker'), mode, tracking_code: z.string(),
-    status: z.enum(['unknown', 'pre_transit', 'in_transit', 'out_for_delivery', 'delivered', 'available_for_pickup', 'return_to_sender', 'failure', 'cancelled', 'error']),
+    status: z.enum(TRACKER_STATUSES),
     status_detail: z.string(), carrier: z.string(), weight: z.number(), shipment_id: z.string(),
     est_delivery_date: z.string().nullable(), signed_by: z.string().nullable(), public_url: z.string().nullable(),
     tracking_details: z.array(z.unknown()), fees: z.array(z.unknown()), created_at: stamp, updated_at: stamp,

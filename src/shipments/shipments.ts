@@ -1,3 +1,4 @@
+import type { Mode } from '../account/tables';
 import { randomInt } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Db } from '../db/database';
@@ -7,14 +8,14 @@ import { isoSeconds } from '../format';
 import { hasPrefix, newId } from '../ids';
 import { normalizeState, normalizeZip } from '../end-shippers/addresses';
 import { findEndShipper } from '../end-shippers/end-shippers';
-import type { Principal } from '../account/principal';
+import { ownedBy, ownerOf, type Principal } from '../account/principal';
 import { quoteRates, zoneBetween, type ParcelSize } from './rates';
-import { parseInput, type z } from '../schema';
-import { BUY_INPUT, BuyBody, CreateShipmentBody, type ParcelInput, SHIPMENT_INPUT, type ShipmentAddressInput } from './shipments.schema';
+import type { z } from '../schema';
+import type { ParcelInput, ShipmentAddressInput, ShipmentInput } from './shipments.schema';
 import { trackerView } from './trackers';
 
 /**
- * Shipments — only what buying with an EndShipper needs (seed 4.4): create with
+ * Shipments — only what buying with an EndShipper needs (the API specification, 4.4): create with
  * rates from the simulated carrier, retrieve, buy. A purchase is one transaction:
  * the shipment row is locked (a concurrent buy gets SHIPMENT.PURCHASE.IN_PROGRESS),
  * the production balance is debited (402 PAYMENT_REQUIRED when short; test mode is
@@ -25,7 +26,7 @@ type AddressInput = z.output<typeof ShipmentAddressInput>;
 type ParcelInputValue = z.output<typeof ParcelInput>;
 
 /** A shipment address as returned: upper-cased, state and ZIP normalised, country US. */
-function addressView(a: AddressInput, mode: string, now: string) {
+function addressView(a: AddressInput, mode: Mode, now: string) {
   const upper = (v: string | null | undefined) => (v ? v.toUpperCase() : null);
   return {
     id: newId('adr'), object: 'Address', mode,
@@ -35,7 +36,7 @@ function addressView(a: AddressInput, mode: string, now: string) {
   };
 }
 
-function parcelOf(p: ParcelInputValue, mode: string, now: string) {
+function parcelOf(p: ParcelInputValue, mode: Mode, now: string) {
   const size: ParcelSize = { weight: p.weight, ...(p.length !== undefined ? { length: p.length, width: p.width!, height: p.height! } : {}) };
   return {
     size,
@@ -79,8 +80,7 @@ export function shipmentView(row: ShipmentRow, tracker?: ReturnType<typeof track
   };
 }
 
-export async function createShipment(db: Db, who: Principal, body: unknown) {
-  const input = parseInput(CreateShipmentBody, body, SHIPMENT_INPUT).shipment;
+export async function createShipment(db: Db, who: Principal, input: z.output<typeof ShipmentInput>) {
   const now = isoSeconds(new Date());
   const from = addressView(input.from_address, who.mode, now);
   const to = addressView(input.to_address, who.mode, now);
@@ -92,8 +92,7 @@ export async function createShipment(db: Db, who: Principal, body: unknown) {
     .insertInto('shipments')
     .values({
       id,
-      user_id: who.user.id,
-      mode: who.mode,
+      ...ownerOf(who),
       reference: input.reference || null,
       from_address: JSON.stringify(from),
       to_address: JSON.stringify(to),
@@ -109,7 +108,7 @@ export async function createShipment(db: Db, who: Principal, body: unknown) {
 
 async function ownShipment(db: Db, who: Principal, id: string): Promise<ShipmentRow> {
   const row = hasPrefix(id, 'shp')
-    ? await db.selectFrom('shipments').selectAll().where('id', '=', id).where('user_id', '=', who.user.id).where('mode', '=', who.mode).executeTakeFirst()
+    ? await db.selectFrom('shipments').selectAll().where('id', '=', id).where(ownedBy(who)).executeTakeFirst()
     : undefined;
   if (!row) throw notFound('Shipment not found.');
   return row;
@@ -125,11 +124,6 @@ export interface BuyInput {
   rateId: string;
   endShipperId: string;
   insurance?: string;
-}
-
-export function parseBuy(body: unknown): BuyInput {
-  const input = parseInput(BuyBody, body, BUY_INPUT);
-  return { rateId: input.rate.id, endShipperId: input.end_shipper_id, insurance: input.insurance === undefined || input.insurance === null ? undefined : String(input.insurance) };
 }
 
 /** POST /shipments/:id/buy. Returns the bought shipment and its tracker row. */
@@ -167,7 +161,7 @@ export async function buyShipment(db: Db, who: Principal, shipmentId: string, in
       const trackingCode = `SIM${who.mode === 'test' ? 'T' : 'P'}${String(randomInt(1e9)).padStart(9, '0')}${String(randomInt(1e9)).padStart(9, '0')}`;
       const tracker = await trx
         .insertInto('trackers')
-        .values({ id: newId('trk'), user_id: who.user.id, mode: who.mode, shipment_id: row.id, tracking_code: trackingCode, status: 'pre_transit', weight: Number((row.parcel as { weight: number }).weight) })
+        .values({ id: newId('trk'), ...ownerOf(who), shipment_id: row.id, tracking_code: trackingCode, status: 'pre_transit', weight: Number((row.parcel as { weight: number }).weight) })
         .returningAll()
         .executeTakeFirstOrThrow();
       const label = {

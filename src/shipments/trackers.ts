@@ -5,9 +5,8 @@ import { CARRIER } from './rates';
 
 /**
  * Trackers of bought shipments. In test mode a tracker advances by itself
- * (workflow testTracker): pre_transit → in_transit → out_for_delivery → delivered.
+ * (workflow testTracker) through TRACKER_STATUSES, in order.
  */
-export const TEST_TRACKER_STEPS: TrackerStatus[] = ['pre_transit', 'in_transit', 'out_for_delivery', 'delivered'];
 
 export function trackerView(row: TrackerRow) {
   return {

@@ -1,7 +1,7 @@
 import { z } from '../schema';
 
 /**
- * Custom headers of a webhook (seed 2.3), as a schema: each of the seed's rules
+ * Custom headers of a webhook (the API specification, 2.3), as a schema: each of its rules
  * has its own field error. `X-*` names the service also sets are accepted (rule 7)
  * and the service's values win at delivery (RESERVED_HEADERS); names that would
  * break or smuggle the request, and the other headers the service sets itself,

@@ -1,13 +1,13 @@
 import { sql } from 'kysely';
 import { anyOf, type Db } from '../db/database';
-import type { WebhookRow } from './tables';
+import type { HealthState, WebhookRow } from './tables';
 import { isoSeconds } from '../format';
 import type { Principal } from '../account/principal';
 import { ownWebhook } from './webhooks';
 
 /**
- * A webhook's health (beyond the seed, so the Webhook object keeps its wire shape):
- * the run of failures the engine counts (seed 3.2), the last success and failure, and
+ * A webhook's health (beyond the API specification, so the Webhook object keeps its wire shape):
+ * the run of failures the engine counts (the API specification, 3.2), the last success and failure, and
  * the attempts of the last 24 hours, from the attempt log (Payloads). Read for many
  * webhooks at once (the portal's list) in three grouped queries.
  */
@@ -60,10 +60,11 @@ function healthView(
 ) {
   const attempts = Number(window?.attempts ?? 0);
   const succeeded = Number(window?.succeeded ?? 0);
+  const status: HealthState = hook.disabled_at ? 'disabled' : hook.failing_since ? 'failing' : lastSuccess ? 'healthy' : lastFailure ? 'failing' : 'untested';
   return {
     object: 'WebhookHealth' as const,
     webhook_id: hook.id,
-    status: hook.disabled_at ? 'disabled' : hook.failing_since ? 'failing' : lastSuccess ? 'healthy' : lastFailure ? 'failing' : 'untested',
+    status,
     consecutive_failures: hook.consecutive_failures,
     failing_since: hook.failing_since ? isoSeconds(hook.failing_since) : null,
     disabled_at: hook.disabled_at ? isoSeconds(hook.disabled_at) : null,

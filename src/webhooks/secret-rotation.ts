@@ -2,9 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Config } from '../config';
 import type { Db } from '../db/database';
 import { isoSeconds } from '../format';
-import type { Principal } from '../account/principal';
-import { parseInput } from '../schema';
-import { RotateSecretBody } from './webhooks.schema';
+import { ownedBy, type Principal } from '../account/principal';
 import { ownWebhook } from './webhooks';
 
 /**
@@ -18,17 +16,16 @@ export function newWebhookSecret(): string {
   return `whsec_${randomBytes(32).toString('base64')}`;
 }
 
-/** POST /webhooks/:id/rotate_secret → the new secret, shown this once. */
-export async function rotateSecret(db: Db, config: Pick<Config, 'secretRotationGraceMs'>, who: Principal, id: string, body: unknown) {
-  const secret = parseInput(RotateSecretBody, body, { code: 'WEBHOOK.INVALID', message: 'The webhook secret is invalid.' }).webhook_secret || newWebhookSecret();
+/** POST /webhooks/:id/rotate_secret → the new secret (the one given, or a new one), shown this once. */
+export async function rotateSecret(db: Db, config: Pick<Config, 'secretRotationGraceMs'>, who: Principal, id: string, given?: string | null) {
+  const secret = given || newWebhookSecret();
   const hook = await ownWebhook(db, who, id);
   const expires = hook.webhook_secret ? new Date(Date.now() + config.secretRotationGraceMs) : null;
   await db
     .updateTable('webhooks')
     .set({ webhook_secret: secret, previous_webhook_secret: hook.webhook_secret, previous_secret_expires_at: expires, updated_at: new Date() })
     .where('id', '=', hook.id)
-    .where('user_id', '=', who.user.id)
-    .where('mode', '=', who.mode)
+    .where(ownedBy(who))
     .execute();
   return {
     object: 'WebhookSecret' as const,

@@ -1,7 +1,6 @@
+import type { Mode } from '../account/tables';
 import type { Db } from '../db/database';
 import { ApiError } from '../errors/api-error';
-import { parseInput } from '../schema';
-import { TEST_EVENT_INPUT, TestEventBody } from './webhooks.schema';
 import { isoSeconds } from '../format';
 import { newId } from '../ids';
 import type { EventType } from '../events/types';
@@ -11,7 +10,7 @@ import { CARRIER } from '../shipments/rates';
 import { ownWebhook } from './webhooks';
 
 /**
- * Test events ("send test webhook"): a sample Event of a chosen type (seed 6)
+ * Test events ("send test webhook"): a sample Event of a chosen type (the API specification, 6)
  * delivered to one webhook only, through the same outbox, workflow and attempt log
  * as every event, so it can be inspected and replayed like one. Receivers see
  * `X-Shiphook-Test: true` (a header customers cannot set: the brand prefix is
@@ -24,8 +23,8 @@ const OBJECT_OF: Record<string, string> = {
   report: 'Report', scan_form: 'ScanForm', shipment: 'ShipmentInvoice', tracker: 'Tracker',
 };
 
-/** A plausible result of that type; batches and trackers carry the fields the seed and our trackers have. */
-export function sampleResult(type: EventType, mode: string): Record<string, unknown> {
+/** A plausible result of that type; batches and trackers carry the fields the API specification and our trackers have. */
+export function sampleResult(type: EventType, mode: Mode): Record<string, unknown> {
   const now = isoSeconds(new Date());
   const kind = type.split('.')[0]!;
   const object = OBJECT_OF[kind] ?? 'Object';
@@ -48,8 +47,7 @@ export function sampleResult(type: EventType, mode: string): Record<string, unkn
 }
 
 /** POST /webhooks/:id/test `{description?}` → the Event as it is delivered (with `result`). */
-export async function sendTestEvent(db: Db, who: Principal, webhookId: string, body: unknown) {
-  const description = parseInput(TestEventBody, body, TEST_EVENT_INPUT).description ?? DEFAULT_TEST_EVENT;
+export async function sendTestEvent(db: Db, who: Principal, webhookId: string, description: EventType = DEFAULT_TEST_EVENT) {
   const hook = await ownWebhook(db, who, webhookId);
   if (hook.disabled_at) {
     throw new ApiError('WEBHOOK.INVALID', 'The webhook is disabled; update it to re-enable it, then send a test event.', [{ field: 'id', message: 'webhook is disabled' }]);

@@ -5,7 +5,7 @@ import { isIpLiteral, type Lookup, resolveAllowed, systemLookup } from '../outbo
 import { OutboundError } from '../outbound/outbound-error';
 
 /**
- * Webhook URL rules (seed 5.6, 8: HTTPS only). A URL without a scheme gets
+ * Webhook URL rules (the API specification, 5.6 and 8: HTTPS only). A URL without a scheme gets
  * `https://`. Both modes require https (unless SHIPHOOK_WEBHOOK_ALLOW_HTTP) and a
  * host whose every address is public or in SHIPHOOK_WEBHOOK_ALLOWED_NETWORKS: IP
  * literals and `localhost` are judged at once, names are resolved. A name that does

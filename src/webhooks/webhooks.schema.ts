@@ -1,8 +1,10 @@
 import { CustomHeader, CustomHeaderList } from './custom-headers';
 import { EVENT_TYPES } from '../events/types';
 import { type InputRules, NOT_STORABLE, storable, z } from '../schema';
+import { Mode } from '../account/api-keys.schema';
+import { HEALTH_STATES } from './tables';
 
-/** Request and response schemas of webhooks (seed 2.3, 4.2). */
+/** Request and response schemas of webhooks (the API specification, 2.3 and 4.2). */
 export const MAX_SECRET_LENGTH = 1000;
 export const MAX_URL_LENGTH = 2048;
 
@@ -39,7 +41,7 @@ export const Webhook = z
   .strictObject({
     id: z.string().openapi({ example: 'hook_0192f3a4b5c67d8e9f0a1b2c3d4e5f60' }),
     object: z.literal('Webhook'),
-    mode: z.enum(['test', 'production']),
+    mode: Mode,
     url: z.string().openapi({ example: 'https://example.com/webhook' }),
     created_at: z.string().openapi({ format: 'date-time', example: '2026-01-31T12:00:00Z' }),
     disabled_at: z.string().nullable().openapi({ format: 'date-time' }),
@@ -49,7 +51,7 @@ export const Webhook = z
 
 export const WebhookList = z.strictObject({ webhooks: z.array(Webhook) }).openapi('WebhookList');
 
-// ---- beyond the seed: secret rotation, test events, health -----------------------------
+// ---- beyond the API specification: secret rotation, test events, health --------------
 
 export const RotateSecretBody = z
   .object(
@@ -65,6 +67,7 @@ export const RotateSecretBody = z
     { error: 'must be a JSON object' },
   )
   .openapi('RotateSecretRequest');
+export const ROTATE_SECRET_INPUT: InputRules = { code: 'WEBHOOK.INVALID', message: 'The webhook secret is invalid.' };
 
 export const WebhookSecret = z
   .strictObject({
@@ -84,7 +87,7 @@ export const WebhookHealth = z
   .strictObject({
     object: z.literal('WebhookHealth'),
     webhook_id: z.string(),
-    status: z.enum(['healthy', 'failing', 'disabled', 'untested']),
+    status: z.enum(HEALTH_STATES),
     consecutive_failures: z.number().int(),
     failing_since: z.string().nullable().openapi({ format: 'date-time' }),
     disabled_at: z.string().nullable().openapi({ format: 'date-time' }),

@@ -6,16 +6,19 @@ import type { WebhookRow, WebhookUpdate } from './tables';
 import { ApiError, notFound } from '../errors/api-error';
 import { isoSeconds } from '../format';
 import { hasPrefix, newId } from '../ids';
-import type { Principal } from '../account/principal';
-import { parseInput } from '../schema';
-import { CreateWebhookBody, UpdateWebhookBody, WEBHOOK_INPUT } from './webhooks.schema';
+import { ownedBy, ownerOf, type Principal } from '../account/principal';
+import type { z } from '../schema';
+import type { UpdateWebhookBody, WebhookCreate } from './webhooks.schema';
 import { maskUrl, normalizeWebhookUrl } from './url';
 
 /**
- * Webhooks (seed 2.3, 3.2, 4.2). Scoped by the key's user and mode. The secret is
+ * Webhooks (the API specification, 2.3, 3.2 and 4.2). Scoped by the key's user and mode. The secret is
  * write-only; credentials in the URL are masked whenever the webhook is shown.
  * Any update re-enables a disabled webhook (`disabled_at: null`).
  */
+
+export type WebhookInput = z.output<typeof WebhookCreate>;
+export type WebhookChanges = z.output<typeof UpdateWebhookBody>;
 
 /** Per account (a parent and its children together) and mode. */
 export const MAX_WEBHOOKS_PER_MODE = 100;
@@ -33,8 +36,7 @@ export function webhookView(row: WebhookRow) {
 }
 
 /** POST /webhooks `{"webhook": {url, webhook_secret?, custom_headers?}}`. */
-export async function createWebhook(db: Db, config: Config, who: Principal, body: unknown) {
-  const input = parseInput(CreateWebhookBody, body, { ...WEBHOOK_INPUT, wrapper: 'webhook' }).webhook;
+export async function createWebhook(db: Db, config: Config, who: Principal, input: WebhookInput) {
   const url = await normalizeWebhookUrl(input.url, who.mode, config);
   const secret = input.webhook_secret || null;
   const headers = input.custom_headers ?? [];
@@ -45,8 +47,7 @@ export async function createWebhook(db: Db, config: Config, who: Principal, body
       .insertInto('webhooks')
       .values({
         id: newId('hook'),
-        user_id: who.user.id,
-        mode: who.mode,
+        ...ownerOf(who),
         url: url!,
         webhook_secret: secret,
         custom_headers: JSON.stringify(headers),
@@ -86,8 +87,7 @@ export async function ownWebhooks(db: Executor, who: Principal): Promise<Webhook
   return db
     .selectFrom('webhooks')
     .selectAll()
-    .where('user_id', '=', who.user.id)
-    .where('mode', '=', who.mode)
+    .where(ownedBy(who))
     .where('deleted_at', 'is', null)
     .orderBy('id', 'desc')
     .execute();
@@ -104,8 +104,7 @@ export async function ownWebhook(db: Executor, who: Principal, id: string): Prom
         .selectFrom('webhooks')
         .selectAll()
         .where('id', '=', id)
-        .where('user_id', '=', who.user.id)
-        .where('mode', '=', who.mode)
+        .where(ownedBy(who))
         .where('deleted_at', 'is', null)
         .executeTakeFirst()
     : undefined;
@@ -117,10 +116,8 @@ export async function getWebhook(db: Db, who: Principal, id: string) {
   return webhookView(await ownWebhook(db, who, id));
 }
 
-/** PATCH: top-level `webhook_secret` and `custom_headers` (replaces the list); re-enables. */
-export async function updateWebhook(db: Db, who: Principal, id: string, body: unknown) {
-  await ownWebhook(db, who, id);
-  const input = parseInput(UpdateWebhookBody, body, WEBHOOK_INPUT);
+/** PATCH (of a webhook `ownWebhook` found): top-level `webhook_secret` and `custom_headers` (replaces the list); re-enables. */
+export async function updateWebhook(db: Db, who: Principal, hook: WebhookRow, input: WebhookChanges) {
   // Re-enabled, and its health starts afresh: a failure after this starts a new run.
   const changes: WebhookUpdate = { disabled_at: null, failing_since: null, consecutive_failures: 0, updated_at: new Date() };
   // A secret set by PATCH replaces the old one at once (rotation with a grace period: rotateSecret).
@@ -129,9 +126,8 @@ export async function updateWebhook(db: Db, who: Principal, id: string, body: un
   const row = await db
     .updateTable('webhooks')
     .set(changes)
-    .where('id', '=', id)
-    .where('user_id', '=', who.user.id)
-    .where('mode', '=', who.mode)
+    .where('id', '=', hook.id)
+    .where(ownedBy(who))
     .where('deleted_at', 'is', null)
     .returningAll()
     .executeTakeFirst();
@@ -144,8 +140,7 @@ export async function deleteWebhook(db: Db, who: Principal, id: string): Promise
     .updateTable('webhooks')
     .set({ deleted_at: new Date() })
     .where('id', '=', hasPrefix(id, 'hook') ? id : '')
-    .where('user_id', '=', who.user.id)
-    .where('mode', '=', who.mode)
+    .where(ownedBy(who))
     .where('deleted_at', 'is', null)
     .executeTakeFirst();
   if (result.numUpdatedRows === 0n) throw notFound('Webhook not found.');
@@ -178,7 +173,7 @@ export async function disableWebhook(db: Executor, id: string, at: Date): Promis
   return result.numUpdatedRows > 0n;
 }
 
-// ---- health: runs of failed attempts (seed 3.2) -------------------------------------
+// ---- health: runs of failed attempts (the API specification, 3.2) --------------------
 
 /** A run of failed attempts: when it started and how many in a row have failed (1 = the last one started it). */
 export interface FailureRun {
@@ -188,7 +183,7 @@ export interface FailureRun {
 
 /**
  * The statement that counts a failed attempt to each of `ids`, returning each one's
- * run; also a CTE of the statement that records later attempts (event-deliveries.ts).
+ * run; also a CTE of the statement that records later attempts (events/deliveries.ts).
  */
 export function countFailures(db: Executor, ids: readonly string[], at: Date) {
   return db

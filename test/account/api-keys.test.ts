@@ -141,7 +141,7 @@ describe('enable, disable, delete', () => {
     const created = await call(sys, 'POST', '/api_keys', { key: acct.prodKey, body: { mode: 'production' } });
     const del = await call(sys, 'DELETE', `/api_keys/${created.body.id}`, { key: acct.prodKey });
     expect(del.status).toBe(200);
-    expect(del.body).toEqual({}); // seed 4.1: "Empty object"
+    expect(del.body).toEqual({}); // the API specification, 4.1: "Empty object"
     expect((await call(sys, 'GET', '/users', { key: created.body.key })).status).toBe(401);
     const list = await call(sys, 'GET', '/api_keys', { key: acct.prodKey });
     expect(list.body.keys.map((k: any) => k.id)).not.toContain(created.body.id);

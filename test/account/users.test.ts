@@ -26,7 +26,7 @@ async function createChild(acct: Account, name = 'Child') {
 }
 
 describe('GET /users and /users/:id', () => {
-  it('returns the parent with every field of seed 2.6', async () => {
+  it('returns the parent with every field of the API specification, 2.6', async () => {
     const res = await call(sys, 'GET', '/users', { key: parent.prodKey });
     expect(res.status).toBe(200);
     expect(Object.keys(res.body).sort()).toEqual([...CHILD_FIELDS, ...BILLING_FIELDS].sort());

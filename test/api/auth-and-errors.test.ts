@@ -12,7 +12,7 @@ beforeAll(async () => {
 });
 afterAll(() => sys.close());
 
-describe('authentication (seed 5)', () => {
+describe('authentication (the API specification, 5)', () => {
   it('accepts Basic base64(key:) and Bearer key', async () => {
     const basic = await call(sys, 'GET', '/users', { key: acct.prodKey });
     expect(basic.status).toBe(200);
@@ -43,7 +43,7 @@ describe('authentication (seed 5)', () => {
   });
 });
 
-describe('error bodies (seed 7)', () => {
+describe('error bodies (the API specification, 7)', () => {
   it('unknown route → 404 NOT_FOUND JSON with string errors', async () => {
     const res = await call(sys, 'GET', '/no_such_thing', { key: acct.prodKey });
     expect(res.status).toBe(404);
@@ -78,7 +78,7 @@ describe('error bodies (seed 7)', () => {
     expect(errorOf(res).message).toMatch(/too large/);
   });
 
-  it.each(['[1,2]', '"user"', '5', 'null'])('well-formed JSON of the wrong shape (%s) → 422 with a field error (seed 7), and nothing changes', async (rawBody) => {
+  it.each(['[1,2]', '"user"', '5', 'null'])('well-formed JSON of the wrong shape (%s) → 422 with a field error (the API specification, 7), and nothing changes', async (rawBody) => {
     const res = await call(sys, 'PATCH', '/users', { key: acct.prodKey, rawBody });
     expect(res.status).toBe(422);
     expect(errorOf(res)).toEqual({ code: 'PARAMETER.REQUIRED', message: 'Missing required parameter.', errors: [{ field: 'user', message: 'cannot be blank' }] });

@@ -7,7 +7,7 @@ import { TEST_ENV } from '../support/test-config';
 
 /**
  * Bad input that used to reach PostgreSQL, the stack or the HTTP parser (issue #11,
- * "Bad input"): every class answers 4xx with the seed's error body and changes nothing.
+ * "Bad input"): every class answers 4xx with the API's error body and changes nothing.
  */
 let sys: TestSystem;
 let acct: Account;
@@ -126,7 +126,7 @@ describe('custom header names that would break or smuggle the request', () => {
   );
 });
 
-describe('current_password (seed 4.5)', () => {
+describe('current_password (the API specification, 4.5)', () => {
   it('an account without a password cannot change email or password through the API', async () => {
     const a = await createAccount(sys);
     for (const change of [{ email: 'new@example.com' }, { password: 'a new password' }]) {

@@ -20,7 +20,7 @@ afterAll(() => sys.close());
 
 const page = (query: string) => call(sys, 'GET', `/users/children${query}`, { key: acct.prodKey });
 
-describe('pagination (seed 4.6)', () => {
+describe('pagination (the API specification, 4.6)', () => {
   it('defaults to 20 per page, oldest first, with an exact has_more', async () => {
     const first = await page('');
     expect(first.status).toBe(200);

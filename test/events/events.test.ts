@@ -69,7 +69,7 @@ describe('GET /events/:id and payloads', () => {
 });
 
 describe('POST /admin/v1/events', () => {
-  it('accepts each of the 23 event types of seed 6 and refuses others', async () => {
+  it('accepts each of the 23 event types of the API specification, 6 and refuses others', async () => {
     expect(EVENT_TYPES).toHaveLength(23);
     const bad = await call(sys, 'POST', '/admin/v1/events', { headers: ADMIN, body: { user_id: acct.user.id, mode: 'test', description: 'tracker.exploded', result: { object: 'Tracker' } } });
     expect(bad.status).toBe(422);

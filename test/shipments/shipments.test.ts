@@ -47,7 +47,7 @@ describe('POST /shipments', () => {
 });
 
 describe('POST /shipments/:id/buy', () => {
-  it('buys with an EndShipper: every seed field, postage label, tracker, fees; no end_shipper_id echoed', async () => {
+  it('buys with an EndShipper: every field of the API specification, postage label, tracker, fees; no end_shipper_id echoed', async () => {
     const es = await endShipper(sys, acct.testKey);
     const shp = await shipment(sys, acct.testKey);
     const res = await buy(acct.testKey, shp.id, { rate: { id: shp.rates[1].id }, end_shipper_id: es.id });

@@ -11,10 +11,10 @@ const doc = JSON.parse(openapiJson()) as { paths: Record<string, Record<string, 
 const ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: false, validateSchema: false });
 ajv.addSchema(doc, 'openapi.json');
 
-const templates = Object.keys(doc.paths).map((template) => ({
-  template,
-  pattern: new RegExp('^' + template.replace(/\{[^}]+\}/g, '[^/]+') + '$'),
-}));
+// A literal path wins over a template that also matches it (`/v2/users/children` over `/v2/users/{id}`).
+const templates = Object.keys(doc.paths)
+  .map((template) => ({ template, params: template.split('{').length, pattern: new RegExp('^' + template.replace(/\{[^}]+\}/g, '[^/]+') + '$') }))
+  .sort((a, b) => a.params - b.params);
 
 const pointer = (...parts: string[]) => parts.map((p) => encodeURIComponent(p.replace(/~/g, '~0').replace(/\//g, '~1'))).join('/');
 

@@ -1,73 +1,9 @@
-import type { ErrorDetail } from '../errors/api-error';
+import type { HealthState } from '../webhooks/tables';
 import { EVENT_TYPES } from '../events/types';
 import { Html, html } from './html';
+import { csrfField, page, type PageContext, when } from './layout';
 
-/**
- * The portal's pages. Plain HTML forms and links — no script at all, so the page
- * works with a strict Content-Security-Policy, with the keyboard, with a screen
- * reader and at any width. Every value comes through `html`, which escapes it.
- */
-export interface PageContext {
-  mode: string;
-  csrf: string;
-  notice?: string;
-  errors?: { message: string; details: ErrorDetail[] };
-}
-
-const STATUSES = ['in_queue', 'retrying', 'completed', 'failed'] as const;
-
-export function page(ctx: PageContext, title: string, body: Html): string {
-  return html`<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${title} · shiphook webhooks</title>
-<link rel="stylesheet" href="/portal/assets/portal.css">
-</head>
-<body>
-<a class="skip" href="#main">Skip to content</a>
-<header>
-  <nav aria-label="Portal">
-    <span class="brand">shiphook webhooks</span>
-    <span class="mode" title="API mode of this portal session">${ctx.mode} mode</span>
-    <a href="/portal/">Webhooks</a>
-    <a href="/portal/events">Events</a>
-    <form method="post" action="/portal/logout" class="inline">${csrfField(ctx)}<button type="submit" class="link">Sign out</button></form>
-  </nav>
-</header>
-<main id="main">
-${ctx.notice ? html`<p class="notice" role="status">${ctx.notice}</p>` : ''}
-${ctx.errors ? errorBox(ctx.errors) : ''}
-${body}
-</main>
-</body>
-</html>`.text;
-}
-
-/** A page outside a session (a refused link): no navigation, no forms. */
-export function bare(title: string, message: string): string {
-  return html`<!doctype html>
-<html lang="en">
-<head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${title} · shiphook webhooks</title><link rel="stylesheet" href="/portal/assets/portal.css"></head>
-<body><main id="main"><h1>${title}</h1><p>${message}</p></main></body>
-</html>`.text;
-}
-
-function errorBox(errors: NonNullable<PageContext['errors']>): Html {
-  return html`<div class="error" role="alert"><p>${errors.message}</p>${
-    errors.details.length ? html`<ul>${errors.details.map((d) => html`<li>${typeof d === 'string' ? d : html`<code>${d.field}</code> ${d.message}`}</li>`)}</ul>` : ''
-  }</div>`;
-}
-
-const csrfField = (ctx: PageContext) => html`<input type="hidden" name="_csrf" value="${ctx.csrf}">`;
-
-function when(iso: string | null | undefined): Html | string {
-  return iso ? html`<time datetime="${iso}">${iso.replace('T', ' ').replace(/(\.\d+)?(Z|\+00:00)$/, ' UTC')}</time>` : '—';
-}
-
-// ---- webhooks ------------------------------------------------------------------------
-
+/** The portal's webhook pages: the list with the form to add one, and one webhook with its health and actions. */
 export interface WebhookRowView {
   id: string;
   url: string;
@@ -75,7 +11,7 @@ export interface WebhookRowView {
   disabled_at: string | null;
   headerNames: string[];
   health: {
-    status: string;
+    status: HealthState;
     consecutive_failures: number;
     failing_since: string | null;
     last_success_at: string | null;
@@ -185,81 +121,6 @@ ${hook.disabled_at ? html`<form method="post" action="/portal/webhooks/${hook.id
   <label class="check"><input type="checkbox" name="confirm" value="1" required> Yes, delete this webhook</label>
   <button type="submit" class="danger">Delete webhook</button>
 </form></section>`);
-}
-
-// ---- events --------------------------------------------------------------------------
-
-export interface EventListView {
-  events: { id: string; description: string; status: string; created_at: string }[];
-  has_more: boolean;
-}
-
-export function eventsPage(ctx: PageContext, list: EventListView, filter: { status?: string; type?: string; before_id?: string }): string {
-  const query = (extra: Record<string, string | undefined>) => {
-    const q = new URLSearchParams();
-    for (const [k, v] of Object.entries({ status: filter.status, type: filter.type, ...extra })) if (v) q.set(k, v);
-    const text = q.toString();
-    return `/portal/events${text ? `?${text}` : ''}`;
-  };
-  return page(ctx, 'Events', html`
-<h1>Events</h1>
-<form method="get" action="/portal/events" class="row" aria-label="Filter events">
-  <label for="status">Status</label>
-  <select id="status" name="status"><option value="">any</option>${STATUSES.map((s) => html`<option${filter.status === s ? html` selected` : ''}>${s}</option>`)}</select>
-  <label for="type">Type</label>
-  <select id="type" name="type"><option value="">any</option>${EVENT_TYPES.map((t) => html`<option${filter.type === t ? html` selected` : ''}>${t}</option>`)}</select>
-  <button type="submit">Filter</button>
-</form>
-${list.events.length === 0 ? html`<p>No events${filter.status || filter.type ? ' match' : ' yet'}.</p>` : html`
-<div class="scroll" tabindex="0" role="region" aria-label="Events table">
-<table>
-  <thead><tr><th scope="col">Event</th><th scope="col">Type</th><th scope="col">Status</th><th scope="col">Created</th></tr></thead>
-  <tbody>${list.events.map((e) => html`<tr><th scope="row"><a href="/portal/events/${e.id}">${e.id}</a></th><td>${e.description}</td><td><span class="badge ${e.status}">${e.status}</span></td><td>${when(e.created_at)}</td></tr>`)}</tbody>
-</table></div>`}
-<nav class="pages" aria-label="Pages">
-  ${filter.before_id ? html`<a href="${query({})}">Newest</a>` : ''}
-  ${list.has_more ? html`<a href="${query({ before_id: list.events.at(-1)!.id })}">Older events →</a>` : ''}
-</nav>`);
-}
-
-export interface AttemptView {
-  id: string;
-  created_at: string;
-  request_url: string;
-  request_headers: Record<string, string>;
-  request_body: string;
-  response_code: number;
-  response_headers: Record<string, string>;
-  response_body: string;
-  total_time: number;
-}
-
-export function eventPage(ctx: PageContext, event: { id: string; description: string; status: string; created_at: string; updated_at: string; pending_urls: string[]; completed_urls: string[] }, attempts: AttemptView[]): string {
-  return page(ctx, event.id, html`
-<p><a href="/portal/events">← All events</a></p>
-<h1>${event.description} <span class="badge ${event.status}">${event.status}</span></h1>
-<dl class="facts">
-  <dt>Event</dt><dd class="code">${event.id}</dd>
-  <dt>Created</dt><dd>${when(event.created_at)}</dd>
-  <dt>Updated</dt><dd>${when(event.updated_at)}</dd>
-  <dt>Pending URLs</dt><dd>${event.pending_urls.length ? html`<ul>${event.pending_urls.map((u) => html`<li>${u}</li>`)}</ul>` : 'none'}</dd>
-  <dt>Completed URLs</dt><dd>${event.completed_urls.length ? html`<ul>${event.completed_urls.map((u) => html`<li>${u}</li>`)}</ul>` : 'none'}</dd>
-</dl>
-<form method="post" action="/portal/events/${event.id}/replay">${csrfField(ctx)}<button type="submit">Replay</button> <span class="hint">delivers again to the URLs not yet acknowledged</span></form>
-<h2>Attempts</h2>
-${attempts.length === 0 ? html`<p>No attempts yet.</p>` : attempts.map((a, i) => html`
-<article class="attempt" aria-labelledby="attempt-${i}">
-  <h3 id="attempt-${i}">Attempt ${i + 1}: <span class="badge ${a.response_code >= 200 && a.response_code < 300 ? 'completed' : 'failed'}">${a.response_code || 'no response'}</span> after ${a.total_time} ms, ${when(a.created_at)}</h3>
-  <p class="code">POST ${a.request_url}</p>
-  <details><summary>Request headers and body</summary>${headerTable(a.request_headers)}<pre>${a.request_body}</pre></details>
-  <details open><summary>Response headers and body</summary>${headerTable(a.response_headers)}<pre>${a.response_body || '(empty)'}</pre></details>
-</article>`)}`);
-}
-
-function headerTable(headers: Record<string, string>): Html {
-  const entries = Object.entries(headers);
-  if (entries.length === 0) return html`<p>(no headers)</p>`;
-  return html`<table class="headers"><tbody>${entries.map(([k, v]) => html`<tr><th scope="row">${k}</th><td>${v}</td></tr>`)}</tbody></table>`;
 }
 
 function truncate(text: string, max: number): string {

@@ -1,9 +1,11 @@
-import type { PageParams } from '../db/paginate';
-import type { IdPrefix } from '../ids';
-import { type InputRules, parseInput, z } from '../schema';
+import type { PageParams } from './db/paginate';
+import type { IdPrefix } from './ids';
+import type { RequestPart } from './operation';
+import { type InputRules, z } from './schema';
 
 /**
- * The query of every paginated list (seed 4.6), as a schema:
+ * The query of every paginated list (the API specification, 4.6), as a schema that
+ * reads it into PageParams (db/paginate.ts runs the page):
  * - `page_size`: integer 1..100, default 20;
  * - `before_id`: records older than this id; `after_id`: records newer; not both;
  * - `start_datetime` / `end_datetime`: ISO 8601 (date or date-time, `Z` or an offset), inclusive bounds on `created_at`.
@@ -26,9 +28,9 @@ const datetime = (description: string) =>
     description,
   );
 
-const cache = new Map<IdPrefix, z.ZodType>();
+const PAGE_INPUT: InputRules = { code: 'PARAMETER.FORBIDDEN', message: 'Invalid pagination parameter.' };
 
-/** The query schema of a list whose records have ids with this prefix. */
+/** The query of a list whose records have ids with this prefix. */
 export function pageQuery(prefix: IdPrefix) {
   const id = (description: string) =>
     orEmpty(
@@ -38,7 +40,7 @@ export function pageQuery(prefix: IdPrefix) {
         .openapi({ example: `${prefix}_0192f3a4b5c67d8e9f0a1b2c3d4e5f60` }),
       description,
     );
-  return z
+  const schema = z
     .object({
       page_size: orEmpty(
         z
@@ -53,21 +55,16 @@ export function pageQuery(prefix: IdPrefix) {
       start_datetime: datetime('Records created at or after this time.'),
       end_datetime: datetime('Records created at or before this time.'),
     })
-    .refine((q) => !(q.before_id && q.after_id), { path: ['after_id'], message: 'cannot be used with before_id' });
+    .refine((q) => !(q.before_id && q.after_id), { path: ['after_id'], message: 'cannot be used with before_id' })
+    .transform(
+      (q): PageParams => ({
+        pageSize: q.page_size ? Number(q.page_size) : DEFAULT_PAGE_SIZE,
+        beforeId: q.before_id || undefined,
+        afterId: q.after_id || undefined,
+        start: q.start_datetime ? new Date(q.start_datetime) : undefined,
+        end: q.end_datetime ? new Date(q.end_datetime) : undefined,
+      }),
+    );
+  return { schema, rules: PAGE_INPUT } satisfies RequestPart;
 }
 
-const PAGE_INPUT: InputRules = { code: 'PARAMETER.FORBIDDEN', message: 'Invalid pagination parameter.' };
-
-/** Parses a list's query (values already reduced to one string each; valueless ones dropped). */
-export function parsePageQuery(query: Record<string, string>, prefix: IdPrefix): PageParams {
-  let schema = cache.get(prefix);
-  if (!schema) cache.set(prefix, (schema = pageQuery(prefix)));
-  const q = parseInput(schema, query, PAGE_INPUT) as Record<string, string | undefined>;
-  return {
-    pageSize: q.page_size === undefined ? DEFAULT_PAGE_SIZE : Number(q.page_size),
-    beforeId: q.before_id,
-    afterId: q.after_id,
-    start: q.start_datetime === undefined ? undefined : new Date(q.start_datetime),
-    end: q.end_datetime === undefined ? undefined : new Date(q.end_datetime),
-  };
-}

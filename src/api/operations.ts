@@ -1,0 +1,48 @@
+import type { Config } from '../config';
+import type { Db } from '../db/database';
+import type { Principal } from '../account/principal';
+import type { TemporalClientSource } from '../engine/client';
+import type { Access, Operation } from '../operation';
+import { apiKeyOperations, operatorAccountOperations, userOperations } from '../account/operations';
+import { endShipperOperations } from '../end-shippers/operations';
+import { eventOperations, operatorEventOperations } from '../events/operations';
+import { portalSessionOperations } from '../portal-sessions/operations';
+import { shipmentOperations } from '../shipments/operations';
+import { webhookOperations } from '../webhooks/operations';
+
+/**
+ * Every operation of the API, from the resources' declarations: the router (app.ts)
+ * and the OpenAPI document (openapi.ts) are both built from these two lists.
+ */
+
+/** What the operator's operations are handed besides their input. */
+export interface OperatorContext {
+  db: Db;
+  config: Config;
+  temporal: TemporalClientSource;
+  /** The request's scheme and host. */
+  origin: string;
+}
+
+/** What the operations called with an API key are handed: the same, and the caller. */
+export interface CallerContext extends OperatorContext {
+  who: Principal;
+}
+
+/** Where each list is served. */
+export const CALLER_BASE = '/v2';
+export const OPERATOR_BASE = '/admin/v1';
+
+/** Under /v2, in the order a request walks them: the busiest resources first. */
+export const CALLER_OPERATIONS: Operation<CallerContext, Exclude<Access, 'operator'>>[] = [
+  ...webhookOperations,
+  ...eventOperations,
+  ...userOperations,
+  ...apiKeyOperations,
+  ...endShipperOperations,
+  ...shipmentOperations,
+  ...portalSessionOperations,
+];
+
+/** Under /admin/v1, for the operator's token. */
+export const OPERATOR_OPERATIONS: Operation<OperatorContext, 'operator'>[] = [...operatorAccountOperations, ...operatorEventOperations];

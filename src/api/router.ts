@@ -1,0 +1,43 @@
+import { type Request, type RequestHandler, Router } from 'express';
+import { ApiError } from '../errors/api-error';
+import type { Operation } from '../operation';
+
+/**
+ * The Express router of a list of declared operations: one route per path, in the
+ * order of the list, each method's guards and then the operation; a known path
+ * called with another method answers 405 with `Allow` and the JSON error body.
+ */
+export function operationRouter<Ctx>(operations: readonly Operation<Ctx>[], contextOf: (req: Request) => Ctx, guardsOf: (op: Operation<Ctx>) => RequestHandler[]): Router {
+  const router = Router();
+  const byPath = new Map<string, Operation<Ctx>[]>();
+  for (const op of operations) byPath.set(op.path, [...(byPath.get(op.path) ?? []), op]);
+  for (const [path, ops] of byPath) {
+    const route = router.route(path);
+    for (const op of ops) {
+      const verb = op.method.toLowerCase() as 'get' | 'post' | 'put' | 'patch' | 'delete';
+      route[verb](...guardsOf(op), async (req, res) => {
+        // Declared paths have named parameters only (no wildcards), so each is one string.
+        const body = await op.run({ params: req.params as Record<string, string>, query: op.query ? queryParams(req) : {}, body: req.body === undefined ? {} : req.body }, contextOf(req));
+        res.status(op.status);
+        if (body === undefined) res.end();
+        else res.json(body);
+      });
+    }
+    const allowed = ops.map((op) => op.method).join(', ');
+    route.all((_req, res) => {
+      res.setHeader('Allow', allowed);
+      throw new ApiError('METHOD_NOT_ALLOWED', `Method not supported for ${path}; use ${allowed}.`);
+    });
+  }
+  return router;
+}
+
+/** The query as one string per parameter: a repeated one counts by its last value, a valueless `?page_size` as not given. */
+function queryParams(req: Request): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, raw] of Object.entries(req.query)) {
+    const value = Array.isArray(raw) ? raw[raw.length - 1] : raw;
+    if (typeof value === 'string' && value !== '') out[name] = value;
+  }
+  return out;
+}

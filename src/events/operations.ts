@@ -1,0 +1,65 @@
+import type { Db } from '../db/database';
+import type { Caller } from '../account/principal';
+import type { TemporalDeps } from '../engine/client';
+import { dispatchIncidents, replayEvent, replayProgress, startReplay } from '../engine/replay';
+import { BULK_REPLAY_INPUT, BulkReplayBody, DispatchIncidentList, Replay, REPLAY_INPUT, ReplayBody } from '../engine/replay.schema';
+import { ApiError } from '../errors/api-error';
+import { defineOperation } from '../operation';
+import { pageQuery } from '../pagination';
+import { getEvent, listEvents, ownEvent } from './events';
+import { DeliveredEvent, Event, EventList, NEW_EVENT_INPUT, NewEventBody, Payload, PayloadList } from './events.schema';
+import { getPayload, listPayloads } from './payloads';
+import { publishEvent } from './publish';
+
+/** Events (the API specification, 4.3), their delivery attempts (Payloads) and replay. */
+type Context = Caller & TemporalDeps;
+const tag = 'Events';
+
+export const eventOperations = [
+  defineOperation({ method: 'GET', path: '/events', access: 'any key', query: pageQuery('evt'),
+    status: 200, response: EventList, tag, summary: 'List events', description: 'Newest first; items without `result`, `previous_attributes` and the URLs.',
+    links: { 'GET /events/:id': '/events/0/id', 'GET /events/:id/payloads': '/events/0/id', 'POST /events/:id/replay': '/events/0/id' },
+    handler: ({ query }, { db, who }: Context) => listEvents(db, who, query) }),
+  defineOperation({ method: 'GET', path: '/events/:id', access: 'any key', params: { id: 'evt' },
+    status: 200, response: Event, tag, summary: 'Retrieve an event', description: 'Without `result`.',
+    handler: ({ params }, { db, who }: Context) => getEvent(db, who, params.id) }),
+  defineOperation({ method: 'GET', path: '/events/:id/payloads', access: 'any key', params: { id: 'evt' },
+    status: 200, response: PayloadList, tag, summary: 'List the delivery attempts (Payloads) of an event',
+    handler: ({ params }, { db, who }: Context) => listPayloads(db, who, params.id) }),
+  defineOperation({ method: 'GET', path: '/events/:id/payloads/:payload_id', access: 'any key', params: { id: 'evt', payload_id: 'payload' },
+    status: 200, response: Payload, tag, summary: 'Retrieve one delivery attempt',
+    handler: ({ params }, { db, who }: Context) => getPayload(db, who, params.id, params.payload_id) }),
+  defineOperation({ method: 'POST', path: '/events/:id/replay', access: 'any key', params: { id: 'evt' }, rateLimit: 'replays',
+    before: ({ params }, { db, who }: Context) => ownEvent(db, who, params.id),
+    body: { schema: ReplayBody, rules: REPLAY_INPUT, optional: true },
+    status: 200, response: Event, tag, summary: 'Replay an event',
+    handler: ({ body, target }, ctx: Context) => replayEvent(ctx.db, ctx, target.id, { all: body.all === true }) }),
+];
+
+/** The operator's side of events, under /admin/v1. */
+const operator = 'Operator';
+
+export const operatorEventOperations = [
+  defineOperation({ method: 'POST', path: '/events', access: 'operator',
+    body: { schema: NewEventBody, rules: NEW_EVENT_INPUT },
+    status: 201, response: DeliveredEvent, tag: operator, summary: 'Publish an event',
+    handler: ({ body }, { db }: { db: Db }) =>
+      publishEvent(db, { userId: body.user_id, mode: body.mode, description: body.description, result: body.result, previousAttributes: body.previous_attributes ?? {} }) }),
+  defineOperation({ method: 'POST', path: '/events/replay', access: 'operator',
+    body: { schema: BulkReplayBody, rules: BULK_REPLAY_INPUT },
+    status: 202, response: Replay, tag: operator, summary: 'Replay every event matching a filter',
+    description: 'Answers at once with a handle; the workers\' dispatchers start the matched events again.',
+    // Answered at once: the dispatchers carry the replay out (engine/replay.ts).
+    handler: ({ body }, { db }: { db: Db }) => startReplay(db, body) }),
+  defineOperation({ method: 'GET', path: '/replays/:id', access: 'operator', params: { id: 'replay' },
+    status: 200, response: Replay, tag: operator, summary: 'How far a broad replay got',
+    handler: async ({ params }, { db }: { db: Db }) => {
+      const progress = await replayProgress(db, params.id);
+      if (!progress) throw new ApiError('NOT_FOUND', 'Replay not found.');
+      return progress;
+    } }),
+  defineOperation({ method: 'GET', path: '/events/dispatch_incidents', access: 'operator',
+    status: 200, response: DispatchIncidentList, tag: operator, summary: 'List dispatch incidents',
+    description: 'Events whose delivery workflow Temporal refused to start (oldest 100); replay them with `dispatch_failed: true` once the cause is fixed.',
+    handler: async (_, { db }: { db: Db }) => ({ events: await dispatchIncidents(db) }) }),
+];
