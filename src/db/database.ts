@@ -62,6 +62,12 @@ export function createPgPool(databaseUrl: string, maxConnections: number, opts: 
     allowExitOnIdle: opts.allowExitOnIdle,
   });
   pool.on('error', (err) => log.warn('database connection lost; the pool opens a new one when needed', { error: String(err.message).slice(0, 200) }));
+  // pg-pool listens for errors only while a connection is idle. One that PostgreSQL ends
+  // while it is checked out (a restart) — even in the packet that ends its handshake,
+  // before the caller could listen — would be an unhandled 'error' event that ends the
+  // process. Listening from creation on is enough: the connection is then not queryable,
+  // its next query fails as "database unavailable", and pg-pool drops it on release.
+  pool.on('connect', (client) => client.on('error', () => undefined));
   return pool;
 }
 

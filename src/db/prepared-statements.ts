@@ -19,19 +19,11 @@ const PLAN_INVALIDATED = '0A000';
  */
 export function preparedStatementPool(pool: pg.Pool): PostgresPool {
   const names = new WeakMap<pg.PoolClient, Map<string, string>>();
-  const broken = new WeakSet<pg.PoolClient>();
   return {
     async connect(): Promise<PostgresPoolClient> {
       const client = await pool.connect();
       let prepared = names.get(client);
-      if (!prepared) {
-        names.set(client, (prepared = new Map()));
-        // pg-pool listens for errors only on idle connections: one lost while checked
-        // out between two queries (PostgreSQL restarting) would otherwise be an
-        // unhandled 'error' event that ends the process. Its next query fails, and
-        // the connection is destroyed on release.
-        client.on('error', () => broken.add(client));
-      }
+      if (!prepared) names.set(client, (prepared = new Map()));
       let inTransaction = false;
       let stale = false;
       const query = async (text: string, values: ReadonlyArray<unknown>) => {
@@ -51,7 +43,7 @@ export function preparedStatementPool(pool: pg.Pool): PostgresPool {
         }
       };
       // Kysely only calls query(sql, parameters) (no cursors here) and release().
-      return { query, release: () => client.release(stale || broken.has(client)) } as unknown as PostgresPoolClient;
+      return { query, release: () => client.release(stale) } as unknown as PostgresPoolClient;
     },
     end: () => pool.end(),
   };
