@@ -4,6 +4,10 @@ import type { ColumnType, Insertable, Selectable, Updateable } from 'kysely';
 export const MODES = ['test', 'production'] as const;
 export type Mode = (typeof MODES)[number];
 
+/** The creation and update times of the customer's objects (set by the database, never by an update). */
+export type Created = ColumnType<Date, Date | undefined, never>;
+export type Updated = ColumnType<Date, Date | undefined, Date>;
+
 type Numeric = ColumnType<string, string | number, string | number>;
 type NullableNumeric = ColumnType<string | null, string | number | null, string | number | null>;
 type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;

@@ -1,8 +1,5 @@
-import type { ColumnType, Selectable } from 'kysely';
-import type { Mode } from '../account/tables';
-
-type Created = ColumnType<Date, Date | undefined, never>;
-type Updated = ColumnType<Date, Date | undefined, Date>;
+import type { Selectable } from 'kysely';
+import type { Created, Mode, Updated } from '../account/tables';
 
 export interface EndShippersTable {
   id: string;

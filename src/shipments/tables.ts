@@ -1,9 +1,7 @@
 import type { ColumnType, Selectable } from 'kysely';
-import type { Mode } from '../account/tables';
+import type { Created, Mode, Updated } from '../account/tables';
 
 type Json<T> = ColumnType<T, string, string>;
-type Created = ColumnType<Date, Date | undefined, never>;
-type Updated = ColumnType<Date, Date | undefined, Date>;
 
 export interface ShipmentsTable {
   id: string;
