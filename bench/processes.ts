@@ -1,4 +1,5 @@
 import { readdirSync, readFileSync } from 'node:fs';
+import { readdir, readFile } from 'node:fs/promises';
 
 /** CPU time and memory of processes, read from /proc (Linux). */
 const HZ = 100;
@@ -21,8 +22,7 @@ function childrenByParent(): Map<number, number[]> {
   for (const d of readdirSync('/proc')) {
     if (!/^\d+$/.test(d)) continue;
     try {
-      const stat = readFileSync(`/proc/${d}/stat`, 'utf8');
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      const ppid = parentOf(readFileSync(`/proc/${d}/stat`, 'utf8'));
       children.set(ppid, [...(children.get(ppid) ?? []), Number(d)]);
     } catch {
       // gone meanwhile
@@ -30,6 +30,9 @@ function childrenByParent(): Map<number, number[]> {
   }
   return children;
 }
+
+/** The parent's pid in a /proc/<pid>/stat line. */
+const parentOf = (stat: string) => Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
 
 /** `pid` and every process below it (PostgreSQL's backends, the api's cluster workers). */
 export function descendants(pid: number, children = childrenByParent()): number[] {
@@ -41,21 +44,25 @@ export function descendants(pid: number, children = childrenByParent()): number[
 /**
  * Proportional set size in MB (Pss in /proc/<pid>/smaps_rollup; 0 once the process is
  * gone): a page shared by n processes counts 1/n in each, so the sum over processes is
- * the memory the system holds, which RSS overstates.
+ * the memory the system holds, which RSS overstates. Read asynchronously: the kernel
+ * walks each process's page tables to answer, and the bench's receivers, which time
+ * the deliveries, share this thread.
  */
-export function pssMb(pid: number): number {
-  try {
-    const kb = /^Pss:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8'));
-    return kb ? Number(kb[1]) / 1024 : 0;
-  } catch {
-    return 0;
-  }
+async function pssMb(pid: number): Promise<number> {
+  const text = await readFile(`/proc/${pid}/smaps_rollup`, 'utf8').catch(() => '');
+  const kb = /^Pss:\s+(\d+) kB/m.exec(text);
+  return kb ? Number(kb[1]) / 1024 : 0;
 }
 
 /** PSS (MB) of each named process with everything below it. */
-export function pssByProcess(pids: Record<string, number>): Record<string, number> {
-  const children = childrenByParent();
-  return Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, descendants(pid, children).reduce((s, p) => s + pssMb(p), 0)]));
+async function pssByProcess(pids: Record<string, number>): Promise<Record<string, number>> {
+  const children = new Map<number, number[]>();
+  await Promise.all((await readdir('/proc')).filter((d) => /^\d+$/.test(d)).map(async (d) => {
+    const stat = await readFile(`/proc/${d}/stat`, 'utf8').catch(() => undefined); // gone meanwhile
+    if (stat) children.set(parentOf(stat), [...(children.get(parentOf(stat)) ?? []), Number(d)]);
+  }));
+  const sums = await Promise.all(Object.values(pids).map(async (pid) => (await Promise.all(descendants(pid, children).map(pssMb))).reduce((s, mb) => s + mb, 0)));
+  return Object.fromEntries(Object.keys(pids).map((name, i) => [name, sums[i]!]));
 }
 
 /** user+system CPU seconds used so far by the process itself. */
@@ -75,10 +82,7 @@ function cpuFields(pid: number): number[] {
   }
 }
 
-/**
- * With what reaped children used too (PostgreSQL's backends come and go with the
- * pools' connections): every CPU second of the tree, counted once.
- */
+/** With what reaped children used too (PostgreSQL's backends come and go): every CPU second of the tree, once. */
 export const treeCpuSeconds = (pid: number) => descendants(pid).reduce((s, p) => s + cpuFields(p).reduce((a, b) => a + b, 0), 0);
 
 export interface MemoryPeaks {
@@ -87,29 +91,30 @@ export interface MemoryPeaks {
   by_process: Record<string, number>;
 }
 
-/**
- * Samples the PSS of the system's processes every `everyMs` (`pids` is read each time:
- * a restarted worker keeps its name). `run()` gives the peaks since the start,
- * `scenario()` those since its previous call.
- */
+/** PSS of the system's processes every `everyMs`: `run()` gives the peaks since the start, `scenario()` since its last call. */
 export function memorySampler(pids: () => Record<string, number>, everyMs = 1000) {
   const empty = (): MemoryPeaks => ({ whole_system: 0, by_process: {} });
   const run = empty();
   let scenario = empty();
   const rounded = (p: MemoryPeaks): MemoryPeaks => ({ whole_system: round(p.whole_system), by_process: Object.fromEntries(Object.entries(p.by_process).map(([k, v]) => [k, round(v)])) });
+  let sampling: Promise<void> = Promise.resolve();
   const sample = () => {
-    const now = pssByProcess(pids());
-    const total = Object.values(now).reduce((a, b) => a + b, 0);
-    for (const peaks of [run, scenario]) {
-      peaks.whole_system = Math.max(peaks.whole_system, total);
-      for (const [k, v] of Object.entries(now)) peaks.by_process[k] = Math.max(peaks.by_process[k] ?? 0, v);
-    }
+    // One sample at a time (a slow one is not overtaken); a failed one is skipped.
+    sampling = sampling.then(async () => {
+      const now = await pssByProcess(pids());
+      const total = Object.values(now).reduce((a, b) => a + b, 0);
+      for (const peaks of [run, scenario]) {
+        peaks.whole_system = Math.max(peaks.whole_system, total);
+        for (const [k, v] of Object.entries(now)) peaks.by_process[k] = Math.max(peaks.by_process[k] ?? 0, v);
+      }
+    }).catch(() => undefined);
+    return sampling;
   };
   const timer = setInterval(sample, everyMs);
   return {
     run: () => rounded(run),
-    scenario() {
-      sample();
+    async scenario() {
+      await sample();
       const peaks = rounded(scenario);
       scenario = empty();
       return peaks;

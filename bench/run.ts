@@ -111,13 +111,13 @@ const step = async (name: string, fn: (s: BenchSystem) => Promise<Record<string,
   if (!selected.has(name)) return;
   log(name);
   const t0 = performance.now();
-  memory.scenario(); // the peaks from here on are this scenario's
+  await memory.scenario(); // the peaks from here on are this scenario's
   try {
     results[name] = await fn(sys!);
   } catch (err) {
     results[name] = { error: String((err as Error).stack ?? err).slice(0, 500) };
   }
-  results[name].peak_pss_mb = memory.scenario();
+  results[name].peak_pss_mb = await memory.scenario();
   // Leftover deliveries of this scenario must not load the next one.
   const quiet = await settle(sys!, budget.settle).catch(() => null);
   if (quiet && quiet.still_running) log(`${quiet.still_running} deliveries still running after ${name}`);
