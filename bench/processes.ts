@@ -91,8 +91,12 @@ export interface MemoryPeaks {
   by_process: Record<string, number>;
 }
 
-/** PSS of the system's processes every `everyMs`: `run()` gives the peaks since the start, `scenario()` since its last call. */
-export function memorySampler(pids: () => Record<string, number>, everyMs = 1000) {
+/**
+ * PSS of the system's processes every `everyMs`: `run()` gives the peaks since the start,
+ * `scenario()` since its last call. Seldom, because the kernel holds each process's memory
+ * map while it walks it, which stalls the process (and the latencies measured).
+ */
+export function memorySampler(pids: () => Record<string, number>, everyMs = 10_000) {
   const empty = (): MemoryPeaks => ({ whole_system: 0, by_process: {} });
   const run = empty();
   let scenario = empty();

@@ -157,7 +157,7 @@ const doc = {
   engine_env: BASE_ENV,
   seconds_total: round((performance.now() - started) / 1000),
   seconds_per_scenario: seconds,
-  // PSS sampled from /proc every second over the whole run (each scenario reports its own).
+  // PSS sampled from /proc over the whole run (each scenario reports its own).
   peak_pss_mb: memory.run(),
   ...results,
   targets: { ...performanceTargets(results, sizes.latencyRate), correctness: correctness(results) },
