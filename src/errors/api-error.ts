@@ -26,20 +26,3 @@ export class ApiError extends Error {
 
 export const notFound = (what = 'The requested resource could not be found.') =>
   new ApiError('NOT_FOUND', what);
-
-/** Collects field errors during validation and throws them together. */
-export class FieldErrors {
-  private readonly items: { field: string; message: string }[] = [];
-
-  add(field: string, message: string): void {
-    this.items.push({ field, message });
-  }
-
-  get empty(): boolean {
-    return this.items.length === 0;
-  }
-
-  throwIfAny(code: ErrorCode, message?: string): void {
-    if (!this.empty) throw new ApiError(code, message, this.items);
-  }
-}
