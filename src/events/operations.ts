@@ -29,7 +29,7 @@ export const eventOperations = [
   defineOperation({ method: 'GET', path: '/events/:id/payloads/:payload_id', access: 'any key', params: { id: 'evt', payload_id: 'payload' },
     status: 200, response: Payload, tag, summary: 'Retrieve one delivery attempt',
     handler: ({ params }, { db, who }: Context) => getPayload(db, who, params.id, params.payload_id) }),
-  defineOperation({ method: 'POST', path: '/events/:id/replay', access: 'any key', params: { id: 'evt' }, rateLimit: 'replays',
+  defineOperation({ method: 'POST', path: '/events/:id/replay', access: 'any key', params: { id: 'evt' }, rateLimit: 'replays', idempotent: true,
     before: ({ params }, { db, who }: Context) => ownEvent(db, who, params.id),
     body: { schema: ReplayBody, rules: REPLAY_INPUT, optional: true },
     status: 200, response: Event, tag, summary: 'Replay an event',
@@ -40,12 +40,12 @@ export const eventOperations = [
 const operator = 'Operator';
 
 export const operatorEventOperations = [
-  defineOperation({ method: 'POST', path: '/events', access: 'operator',
+  defineOperation({ method: 'POST', path: '/events', access: 'operator', idempotent: true,
     body: { schema: NewEventBody, rules: NEW_EVENT_INPUT },
     status: 201, response: DeliveredEvent, tag: operator, summary: 'Publish an event',
     handler: ({ body }, { db }: { db: Db }) =>
       publishEvent(db, { userId: body.user_id, mode: body.mode, description: body.description, result: body.result, previousAttributes: body.previous_attributes ?? {} }) }),
-  defineOperation({ method: 'POST', path: '/events/replay', access: 'operator',
+  defineOperation({ method: 'POST', path: '/events/replay', access: 'operator', idempotent: true,
     body: { schema: BulkReplayBody, rules: BULK_REPLAY_INPUT },
     status: 202, response: Replay, tag: operator, summary: 'Replay every event matching a filter',
     description: 'Answers at once with a handle; the workers\' dispatchers start the matched events again.',
