@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Request, Response } from 'express';
 import type { Db } from '../db/database';
 import { ApiError } from '../errors/api-error';
-import { canonicalRequest, type KeyMaterial, keyMaterial } from '../idempotency/secrets';
+import { canonicalRequest, KEY_FORMAT, KEY_FORMAT_RULE, type KeyMaterial, keyMaterial } from '../idempotency/secrets';
 import { claimKey, keepAnswer, type KeyState, readKey, releaseKey } from '../idempotency/store';
 import { log } from '../log';
 
@@ -19,8 +19,6 @@ import { log } from '../log';
 
 export const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key';
 export const REPLAYED_HEADER = 'Idempotent-Replayed';
-/** Stripe's limit; printable ASCII, so a key is one header value in any client. */
-const KEY_FORMAT = /^[\x20-\x7e]{1,255}$/;
 /** A retry waits this long for the first request's answer, then is told to come back. */
 const WAIT_FOR_FIRST_MS = 10_000;
 const FIRST_POLL_MS = 20;
@@ -38,7 +36,7 @@ export function answerOnce(db: Db, scopeOf: (req: Request) => string) {
     if (header === undefined) return perform();
     if (!KEY_FORMAT.test(header)) {
       throw new ApiError('IDEMPOTENCY_KEY.INVALID', 'The Idempotency-Key header is not a valid key.', [
-        { field: IDEMPOTENCY_KEY_HEADER, message: 'must be 1 to 255 printable ASCII characters (a UUID, say)' },
+        { field: IDEMPOTENCY_KEY_HEADER, message: KEY_FORMAT_RULE },
       ]);
     }
     const scope = scopeOf(req);

@@ -20,6 +20,10 @@ export interface KeyMaterial {
   open(sealed: Buffer): unknown;
 }
 
+/** Stripe's limit; printable ASCII, so a key is one header value in any client. */
+export const KEY_FORMAT = /^[\x20-\x7e]{1,255}$/;
+export const KEY_FORMAT_RULE = 'must be 1 to 255 printable ASCII characters (a UUID, say)';
+
 const IV_BYTES = 12;
 const TAG_BYTES = 16;
 
@@ -53,5 +57,7 @@ export function keyMaterial(scope: string, key: string): KeyMaterial {
  * in another order still sends the same request.
  */
 export function canonicalRequest(method: string, path: string, body: unknown): string {
-  return `${method} ${path}\n${stringify(body) ?? ''}`;
+  return `${method} ${path}\n${canonicalJson(body)}`;
 }
+
+export const canonicalJson = (value: unknown): string => stringify(value) ?? '';
