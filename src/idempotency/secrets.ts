@@ -20,9 +20,12 @@ export interface KeyMaterial {
   open(sealed: Buffer): unknown;
 }
 
-/** Stripe's limit; printable ASCII, so a key is one header value in any client. */
-export const KEY_FORMAT = /^[\x20-\x7e]{1,255}$/;
-export const KEY_FORMAT_RULE = 'must be 1 to 255 printable ASCII characters (a UUID, say)';
+/**
+ * Stripe's limit; printable ASCII, so a key is one header value in any client, and no
+ * space at either end, which HTTP would strip from the header.
+ */
+export const KEY_FORMAT = /^[!-~]([ -~]{0,253}[!-~])?$/;
+export const KEY_FORMAT_RULE = 'must be 1 to 255 printable ASCII characters, no space at either end (a UUID, say)';
 
 const IV_BYTES = 12;
 const TAG_BYTES = 16;
