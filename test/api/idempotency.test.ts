@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { OPERATOR_SCOPE } from '../../src/idempotency/scope';
+import { canonicalRequest, keyMaterial } from '../../src/idempotency/secrets';
 import { deleteExpiredIdempotencyKeys } from '../../src/idempotency/store';
 import { type Account, call, createAccount, errorOf } from '../support/http';
 import { startSystem, type TestSystem } from '../support/system';
@@ -66,6 +68,33 @@ describe('Idempotency-Key on POST /admin/v1/events', () => {
     expect(errorOf(changed).errors).toEqual([{ field: 'Idempotency-Key', message: expect.any(String) }]);
     expect(await eventsOf(acct.user.id)).toEqual([first.body.id]);
   });
+
+  it('tells a retry to come back while the first request is still being answered, and takes over a key whose request died', async () => {
+    const acct = await createAccount(sys);
+    const key = randomUUID();
+    const body = newEvent(acct.user.id);
+    // The state a request leaves while it works (or when its process died mid-way): claimed, no answer.
+    const material = keyMaterial(OPERATOR_SCOPE, key);
+    const where = { scope: OPERATOR_SCOPE, key_digest: material.digest };
+    await sys.db
+      .insertInto('idempotency_keys')
+      .values({ ...where, fingerprint: material.fingerprint(canonicalRequest('POST', '/admin/v1/events', body)), status: null, answer: null, expires_at: new Date(Date.now() + 3_600_000) })
+      .execute();
+    const waiting = await publishWithKey(key, body);
+    expect(waiting.status).toBe(503);
+    expect(errorOf(waiting).code).toBe('IDEMPOTENCY_KEY.IN_USE');
+    expect(waiting.headers.get('retry-after')).toBe('1');
+    expect(await eventsOf(acct.user.id)).toEqual([]);
+    // Claimed long enough ago that its request cannot still be running: the next one does the work.
+    await sys.db.updateTable('idempotency_keys').set({ locked_at: new Date(Date.now() - 6 * 60_000) }).where('scope', '=', where.scope).where('key_digest', '=', where.key_digest).execute();
+    const taken = await publishWithKey(key, body);
+    expect(taken.status).toBe(201);
+    expect(taken.headers.get('idempotent-replayed')).toBeNull();
+    expect(await eventsOf(acct.user.id)).toEqual([taken.body.id]);
+    const replayed = await publishWithKey(key, body);
+    expect(replayed.headers.get('idempotent-replayed')).toBe('true');
+    expect(replayed.body).toEqual(taken.body);
+  }, 30_000);
 
   it('publishes every time without the header', async () => {
     const acct = await createAccount(sys);
