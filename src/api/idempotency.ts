@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Request, Response } from 'express';
 import type { Db } from '../db/database';
 import { ApiError } from '../errors/api-error';
-import { canonicalRequest, KEY_FORMAT, KEY_FORMAT_RULE, type KeyMaterial, keyMaterial } from '../idempotency/secrets';
+import { canonicalRequest, KEY_FORMAT, KEY_FORMAT_RULE, type KeyMaterial, keyMaterial } from '../idempotency/key-material';
 import { claimKey, keepAnswer, type KeyState, readKey, releaseKey } from '../idempotency/store';
 import { log } from '../log';
 

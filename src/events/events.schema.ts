@@ -1,6 +1,6 @@
 import { EVENT_TYPES } from './types';
 import { freeFormObject, type InputRules, z } from '../schema';
-import { KEY_FORMAT, KEY_FORMAT_RULE } from '../idempotency/secrets';
+import { KEY_FORMAT, KEY_FORMAT_RULE } from '../idempotency/key-material';
 import { Mode } from '../account/api-keys.schema';
 import { EVENT_STATUSES } from './tables';
 

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Db, Executor } from '../db/database';
-import type { KeyMaterial } from './secrets';
+import type { KeyMaterial } from './key-material';
 
 /**
  * The Idempotency-Key store (table idempotency_keys): per caller and key, the first

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OPERATOR_SCOPE } from '../../src/idempotency/scope';
-import { canonicalRequest, keyMaterial } from '../../src/idempotency/secrets';
+import { canonicalRequest, keyMaterial } from '../../src/idempotency/key-material';
 import { deleteExpiredIdempotencyKeys } from '../../src/idempotency/store';
 import { type Account, call, createAccount, errorOf } from '../support/http';
 import { startSystem, type TestSystem } from '../support/system';
