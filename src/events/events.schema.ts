@@ -33,7 +33,11 @@ export const DeliveredEvent = z
 export const EventList = z.strictObject({ events: z.array(EventSummary), has_more: z.boolean() }).openapi('EventList');
 
 /** A list filter: one of the enumeration's values; empty (`?status=`) counts as not given, as the page parameters do. */
-const filter = <T extends z.ZodType>(values: T, what: string) => z.union([values, z.literal('')]).optional().openapi({ description: `${what} An empty value counts as not given.` });
+const filter = <C extends z.ZodType>(values: readonly string[], what: string, component: C) =>
+  z
+    .union([component, z.literal('')], { error: `must be one of ${values.join(', ')}` })
+    .optional()
+    .openapi({ description: `${what} An empty value counts as not given.` });
 
 /**
  * GET /events: the page parameters (pagination.ts reads them) and two filters, combinable.
@@ -43,8 +47,8 @@ const eventPage = pageQuery('evt');
 export const EVENT_LIST_QUERY = {
   schema: eventPage.schema.in
     .safeExtend({
-      status: filter(z.enum(EVENT_STATUSES, { error: `must be one of ${EVENT_STATUSES.join(', ')}` }), 'Only events with this status.'),
-      description: filter(description, 'Only events of this type.'),
+      status: filter(EVENT_STATUSES, 'Only events with this status.', EventStatus),
+      description: filter(EVENT_TYPES, 'Only events of this type.', description),
     })
     .transform(({ status, description: type, ...page }) => ({
       page: eventPage.schema.out.parse(page),
