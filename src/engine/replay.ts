@@ -84,7 +84,7 @@ export async function replayEvent(db: Db, deps: TemporalDeps, eventId: string, o
   return eventView(row, urls);
 }
 
-/** The events a broad replay takes: those matching every filter given, oldest first, at most MAX_BULK_REPLAY. */
+/** The events a broad replay's filter matches: those matching every filter given (`startReplay` orders and caps them). */
 function matching(db: Kysely<Database>, filter: ReplayFilter) {
   let query = db.selectFrom('events').select('events.id');
   if (filter.status) query = query.where('events.status', '=', filter.status);
