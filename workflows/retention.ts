@@ -11,7 +11,7 @@ const { retentionSweeps, retentionSweep } = proxyActivities<Activities>({
 const CALLS_PER_RUN = 500;
 
 /**
- * The retention run, started by the `shiphook-retention` Schedule (one at a time):
+ * The retention run, started by the retention Schedule (`shiphook-retention`; one at a time):
  * each sweep (activities/retention.ts) in order, called again while it reports more,
  * each call one short transaction over a bounded batch. Returns what it removed.
  */

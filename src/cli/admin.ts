@@ -59,7 +59,7 @@ async function runRetention(config: Config): Promise<void> {
   const { runRetentionNow } = await import('../engine/retention-schedule');
   const client = await connectTemporal({ ...config, temporalAddress });
   try {
-    process.stdout.write(JSON.stringify(await runRetentionNow(client), null, 2) + '\n');
+    process.stdout.write(JSON.stringify(await runRetentionNow(client, config), null, 2) + '\n');
   } finally {
     await client.connection.close();
   }

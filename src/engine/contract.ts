@@ -114,8 +114,12 @@ export interface RetentionInput {
 /** Runs every sweep (activities/retention.ts) in order, each in bounded batches; returns the totals. */
 export type Retention = (input: RetentionInput) => Promise<RetentionCounts>;
 
-/** The Temporal Schedule that starts the retention workflow (src/engine/retention-schedule.ts). */
-export const RETENTION_SCHEDULE_ID = 'shiphook-retention';
+/**
+ * The Temporal Schedule that starts the retention workflow (src/engine/retention-schedule.ts):
+ * `shiphook-retention` for the default task queue. One per task queue, so deployments (or
+ * test systems) sharing a namespace never hand their runs to each other's workers.
+ */
+export const retentionScheduleId = (taskQueue: string) => `${taskQueue}-retention`;
 
 // ---- workflow ids ------------------------------------------------------------------
 

@@ -1,6 +1,6 @@
 import { type Client, ScheduleAlreadyRunning, ScheduleNotFoundError, ScheduleOverlapPolicy } from '@temporalio/client';
 import type { Config } from '../config';
-import { RETENTION_SCHEDULE_ID, type Retention, type RetentionCounts } from './contract';
+import { type Retention, type RetentionCounts, retentionScheduleId } from './contract';
 
 /**
  * The retention Schedule (workflows/retention.ts every SHIPHOOK_RETENTION_EVERY, one run
@@ -8,6 +8,7 @@ import { RETENTION_SCHEDULE_ID, type Retention, type RetentionCounts } from './c
  * An operator's pause (Temporal UI, `temporal schedule toggle`) is kept.
  */
 export async function ensureRetentionSchedule(client: Client, config: Config): Promise<void> {
+  const scheduleId = retentionScheduleId(config.taskQueue);
   const spec = { intervals: [{ every: config.retentionEveryMs }] };
   const action = {
     type: 'startWorkflow' as const,
@@ -15,14 +16,14 @@ export async function ensureRetentionSchedule(client: Client, config: Config): P
     args: [{}] as Parameters<Retention>,
     taskQueue: config.taskQueue,
     // The Schedule appends each run's time to it.
-    workflowId: RETENTION_SCHEDULE_ID,
+    workflowId: scheduleId,
   };
   const policies = { overlap: ScheduleOverlapPolicy.SKIP };
   try {
-    await client.schedule.create({ scheduleId: RETENTION_SCHEDULE_ID, spec, action, policies, state: { note: 'Removes expired events and Payload partitions (shiphook)' } });
+    await client.schedule.create({ scheduleId, spec, action, policies, state: { note: 'Removes expired events and Payload partitions (shiphook)' } });
   } catch (err) {
     if (!(err instanceof ScheduleAlreadyRunning)) throw err;
-    await client.schedule.getHandle(RETENTION_SCHEDULE_ID).update((current) => ({ ...current, spec, action, policies: { ...current.policies, ...policies } }));
+    await client.schedule.getHandle(scheduleId).update((current) => ({ ...current, spec, action, policies: { ...current.policies, ...policies } }));
   }
 }
 
@@ -31,10 +32,11 @@ export async function ensureRetentionSchedule(client: Client, config: Config): P
  * when a run was going already (the trigger is then skipped: one at a time), that one.
  * Returns what the run removed.
  */
-export async function runRetentionNow(client: Client, startWithinMs = 60_000): Promise<RetentionCounts> {
-  const schedule = client.schedule.getHandle(RETENTION_SCHEDULE_ID);
+export async function runRetentionNow(client: Client, config: Pick<Config, 'taskQueue'>, startWithinMs = 60_000): Promise<RetentionCounts> {
+  const scheduleId = retentionScheduleId(config.taskQueue);
+  const schedule = client.schedule.getHandle(scheduleId);
   const before = await schedule.describe().catch((err) => {
-    if (err instanceof ScheduleNotFoundError) throw new Error(`there is no ${RETENTION_SCHEDULE_ID} schedule yet: a worker creates it when it starts`);
+    if (err instanceof ScheduleNotFoundError) throw new Error(`there is no ${scheduleId} schedule yet: a worker creates it when it starts`);
     throw err;
   });
   const known = new Set(before.info.recentActions.map((a) => a.action.workflow.firstExecutionRunId));
@@ -43,7 +45,7 @@ export async function runRetentionNow(client: Client, startWithinMs = 60_000): P
     const { info } = await schedule.describe();
     const run = info.recentActions.map((a) => a.action).find((a) => !known.has(a.workflow.firstExecutionRunId)) ?? info.runningActions[0];
     if (run) return client.workflow.getHandle<Retention>(run.workflow.workflowId, run.workflow.firstExecutionRunId).result();
-    if (Date.now() > until) throw new Error(`the ${RETENTION_SCHEDULE_ID} schedule started no run (is it paused? is a worker running?)`);
+    if (Date.now() > until) throw new Error(`the ${scheduleId} schedule started no run (is it paused? is a worker running?)`);
     await new Promise((r) => setTimeout(r, 200));
   }
 }

@@ -40,7 +40,7 @@ describe('docker-compose', () => {
     expect(anchor, 'x-event-retention anchor').toBeTruthy();
     // In hours or days: both shiphook and the temporal CLI read it.
     expect(anchor![1]).toMatch(/^\d+[hd]$/);
-    expect(duration(anchor![1])).toBe(loadConfig({}).eventRetentionMs);
+    expect(duration(anchor![1]!)).toBe(loadConfig({}).eventRetentionMs);
 
     expect(block('x-shiphook-env: &shiphook-env')).toContain('  SHIPHOOK_EVENT_RETENTION: *event-retention');
     expect(block('  temporal:')).toContain('      DEFAULT_NAMESPACE_RETENTION: *event-retention');

@@ -5,7 +5,7 @@ import { promisify } from 'node:util';
 import { ScheduleOverlapPolicy } from '@temporalio/client';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { RETENTION_SCHEDULE_ID } from '../../src/engine/contract';
+import { retentionScheduleId } from '../../src/engine/contract';
 import { ensureRetentionSchedule, runRetentionNow } from '../../src/engine/retention-schedule';
 import { createPayloadPartitions, partitionName, payloadPartitions } from '../../src/events/payload-partitions';
 import { payloadRows } from '../../src/events/payloads';
@@ -121,7 +121,7 @@ describe('event retention', () => {
     await sys.db.updateTable('event_deliveries').set({ state: 'failed' }).where('event_id', '=', retrying).execute();
     await sys.db.updateTable('events').set({ status: 'failed' }).where('id', '=', retrying).execute();
     const temporal = await sys.temporal();
-    const again = await runRetentionNow(temporal);
+    const again = await runRetentionNow(temporal, sys.config);
     expect(again.events).toBeGreaterThanOrEqual(1);
     expect((await call(sys, 'GET', `/events/${retrying}`, { key: acct.testKey })).status).toBe(404);
     expect(await payloadsOf(retrying)).toBe(0);
@@ -129,7 +129,7 @@ describe('event retention', () => {
   });
 
   it('keeps payload partitions a week ahead, so inserts never need DEFAULT', async () => {
-    await runRetentionNow(await sys.temporal());
+    await runRetentionNow(await sys.temporal(), sys.config);
     const partitions = await payloadPartitions(sys.db);
     for (let day = 0; day <= 7; day++) {
       const at = new Date(Date.now() + day * DAY);
@@ -141,7 +141,7 @@ describe('event retention', () => {
 describe('the retention schedule', () => {
   it('runs every SHIPHOOK_RETENTION_EVERY, one run at a time; a worker restart follows the setting and keeps a pause', async () => {
     const temporal = await sys.temporal();
-    const schedule = temporal.schedule.getHandle(RETENTION_SCHEDULE_ID);
+    const schedule = temporal.schedule.getHandle(retentionScheduleId(sys.config.taskQueue));
     const described = await schedule.describe();
     expect(described.spec.intervals?.map((i) => i.every)).toEqual([sys.config.retentionEveryMs]);
     expect(described.policies.overlap).toBe(ScheduleOverlapPolicy.SKIP);
