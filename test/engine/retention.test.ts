@@ -83,6 +83,15 @@ describe('event retention', () => {
     expect((await sql<{ n: number }>`select count(*)::int as n from payloads_default where event_id = ${inDefault}`.execute(sys.db)).rows[0]!.n).toBe(1);
     const recent = (await publish(sys, acct.user.id, 'test')).id as string;
     expect(await listedIds()).toEqual(expect.arrayContaining([removable, failed, retrying, inDefault, recent]));
+    // More than one batch: the run calls the sweep again until it is done.
+    const many = 2500;
+    await sql`
+      insert into events (id, user_id, mode, description, status, result, previous_attributes, created_at, updated_at, dispatched_at)
+      select ${firstIdAt('evt', removableDay).slice(0, -20)} || lpad(to_hex(i), 20, '0'), ${acct.user.id}, 'test', 'tracker.updated', 'completed', '{}', '{}',
+        ${removableDay}::timestamptz, ${removableDay}::timestamptz, ${removableDay}::timestamptz
+      from generate_series(1, ${many}) i`.execute(sys.db);
+    const oldEvents = () => sys.db.selectFrom('events').select('id').where('user_id', '=', acct.user.id).where('created_at', '<', new Date(today - 30 * DAY)).execute();
+    expect((await oldEvents()).length).toBe(many + 4);
 
     // The operator's command: triggers the schedule, waits for the run, prints what it did.
     const { stdout } = await promisify(execFile)(process.execPath, [path.resolve('bin/shiphook.mjs'), 'admin', 'retention', '--now'], {
@@ -90,7 +99,8 @@ describe('event retention', () => {
       encoding: 'utf8',
     });
     const counts = JSON.parse(stdout);
-    expect(counts.events).toBeGreaterThanOrEqual(3);
+    expect(counts.events).toBeGreaterThanOrEqual(many + 3);
+    expect((await oldEvents()).map((e) => e.id)).toEqual([retrying]);
     expect(counts['payload partitions dropped']).toBeGreaterThanOrEqual(1);
 
     for (const gone of [removable, failed, inDefault]) {
