@@ -60,7 +60,7 @@ describe('webhook portal', () => {
     expect(opened!.headers()['content-security-policy']).toContain("default-src 'none'");
     expect(await page.content()).not.toContain(acct.testKey);
     const cookies = await browser.context.cookies();
-    expect(cookies.find((c) => c.name === 'shiphook_portal')).toMatchObject({ httpOnly: true, sameSite: 'Strict', path: '/portal' });
+    expect(cookies.find((c) => c.name === 'shiphook_portal')).toMatchObject({ httpOnly: true, sameSite: 'Lax', path: '/portal' });
     expect(JSON.stringify(cookies)).not.toContain(acct.testKey);
     expect(await page.getByRole('heading', { level: 1 }).innerText()).toBe('Webhooks');
 
