@@ -9,7 +9,7 @@ import { type Html, html } from './html';
 const SLOTS = [0, 1, 2];
 
 export function headerFields(names: string[]): Html {
-  const existing = names.length > 0;
+  const existing = names.some(Boolean);
   return html`<fieldset><legend>Custom headers <span class="hint">(at most 3; sent with every delivery)</span></legend>
     ${existing ? html`<p class="hint" id="header-values-hint">Header values are write-only: they are never shown. Leave a value empty to keep the one the header has; clear a name to remove its header.</p>` : ''}
     ${SLOTS.map((i) => html`<div class="pair">

@@ -21,6 +21,9 @@ export interface WebhookRowView {
     last_error: string | null;
     last_failure_response_code: number | null;
     last_24h: { attempts: number; succeeded: number; failed: number };
+    /** Why it was disabled, and under which policy, where the health view states it. */
+    disabled_reason?: string | null;
+    disabled_policy?: { failures: number; after: string } | null;
   };
 }
 
@@ -49,7 +52,7 @@ export function webhooksPage(ctx: PageContext, hooks: WebhookRowView[], form: Re
         <td data-label="Status"><span class="badge ${h.health.status}">${h.disabled_at ? 'disabled' : h.health.status}</span></td>
         <td data-label="Last success">${when(h.health.last_success_at)}</td>
         <td data-label="Failures in a row">${h.health.consecutive_failures}${h.health.failing_since ? html` since ${when(h.health.failing_since)}` : ''}</td>
-        <td data-label="Last error">${h.health.last_error ? html`<span class="code">${h.health.last_failure_response_code || 'no response'}</span> ${truncate(h.health.last_error, 80)}` : '—'}</td>
+        <td data-label="Last error">${h.health.last_error !== null ? html`<span class="code">${h.health.last_failure_response_code || 'no response'}</span> ${truncate(h.health.last_error, 80)}` : '—'}</td>
         <td data-label="Custom headers">${h.headerNames.length ? h.headerNames.join(', ') : '—'}</td>
         <td data-label="24 h attempts / failed">${h.health.last_24h.attempts} / ${h.health.last_24h.failed}</td>
         <td data-label="Created">${when(h.created_at)}</td>
@@ -89,10 +92,10 @@ ${newSecret ? html`<section class="secret" aria-labelledby="newsecret"><h2 id="n
 <section aria-labelledby="health"><h2 id="health">Health</h2>
 <dl class="facts">
   <dt>Status</dt><dd><span class="badge ${health.status}">${hook.disabled_at ? 'disabled' : health.status}</span>${hook.disabled_at ? html` since ${when(hook.disabled_at)}` : ''}</dd>
-  ${/* Why it was disabled (disabled_reason) goes here once the health view states it. */ ''}
+  ${hook.disabled_at && health.disabled_reason ? html`<dt>Why</dt><dd>${disabledBecause(health)}</dd>` : ''}
   <dt>Last success</dt><dd>${when(health.last_success_at)}</dd>
   <dt>Failures in a row</dt><dd>${health.consecutive_failures}${health.failing_since ? html`, failing since ${when(health.failing_since)}` : ''}</dd>
-  <dt>Last error</dt><dd>${health.last_error ? html`<span class="code">${health.last_failure_response_code || 'no response'}</span> <pre>${health.last_error}</pre>` : '—'}</dd>
+  <dt>Last error</dt><dd>${health.last_error !== null ? html`<span class="code">${health.last_failure_response_code || 'no response'}</span> ${health.last_error ? html`<pre>${health.last_error}</pre>` : ''}` : '—'}</dd>
   <dt>Last 24 hours</dt><dd>${health.last_24h.attempts} attempts, ${health.last_24h.failed} failed</dd>
   <dt>Created</dt><dd>${when(hook.created_at)}</dd>
 </dl>
@@ -136,6 +139,21 @@ ${activity.recent.length === 0 ? html`<p>No delivery attempts yet.</p>` : html`
   <label class="check"><input type="checkbox" name="confirm" value="1" required> Yes, delete this webhook</label>
   <button type="submit" class="danger">Delete webhook</button>
 </form></section>`);
+}
+
+/** The health view's disabled_reason in words (an unknown reason is shown as it is). */
+function disabledBecause(health: WebhookRowView['health']): string {
+  const policy = health.disabled_policy;
+  switch (health.disabled_reason) {
+    case 'endpoint_gone':
+      return 'The endpoint answered 410 Gone, which asks for deliveries to stop.';
+    case 'sustained_failures':
+      return policy ? `Deliveries failed ${policy.failures} times in a row over at least ${policy.after}.` : 'Deliveries kept failing.';
+    case 'operator':
+      return 'An operator disabled it.';
+    default:
+      return String(health.disabled_reason);
+  }
 }
 
 function truncate(text: string, max: number): string {
