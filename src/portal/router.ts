@@ -6,7 +6,9 @@ import helmet from 'helmet';
 import { EVENT_STATUSES } from '../events/tables';
 import type { Db } from '../db/database';
 import type { TemporalDeps } from '../engine/client';
-import { replayEvent } from '../engine/replay';
+import { replayEvent, startRecovery } from '../engine/replay';
+import { recoverWebhook } from '../webhooks/recovery';
+import { RECOVER_INPUT, RecoverBody } from '../webhooks/recovery.schema';
 import { isEventType } from '../events/types';
 import { eventSummary, listEvents, ownEvent } from '../events/events';
 import { listPayloads } from '../events/payloads';
@@ -176,6 +178,21 @@ export function portalRouter(deps: TemporalDeps & { db: Db }): Router {
   router.post('/webhooks/:id/rotate', async (req, res) => {
     const rotated = await rotateSecret(db, config, who(req), String(req.params.id));
     await showWebhook(req, res, rotated.webhook_id, { notice: 'Secret rotated.' }, { secret: rotated.webhook_secret, previousExpiresAt: rotated.previous_secret_expires_at });
+  });
+  // "Redeliver what failed since…": the API's recovery (same rules, same engine); times are UTC as the page shows them.
+  router.post('/webhooks/:id/recover', async (req, res) => {
+    const id = String(req.params.id);
+    const since = form(req).since ?? '';
+    try {
+      const window = parseInput(RecoverBody, { since: /^\d{4}-\d\d-\d\dT\d\d:\d\d(:\d\d)?$/.test(since) ? `${since}Z` : since }, RECOVER_INPUT);
+      const recovery = await recoverWebhook(db, config, who(req), id, window, startRecovery);
+      back(res, `/portal/webhooks/${id}`, recovery.matched === 0
+        ? `Nothing to redeliver: every event since ${since.replace('T', ' ')} UTC reached this webhook.`
+        : `Redelivering ${recovery.matched} event${recovery.matched === 1 ? '' : 's'} that did not reach this webhook since ${since.replace('T', ' ')} UTC${recovery.capped ? ' (the oldest of more: recover the same window again once these are done)' : ''}.`);
+    } catch (err) {
+      if (!(err instanceof ApiError) || err.code === 'NOT_FOUND') throw err;
+      await showWebhook(req, res, id, { errors: { message: err.message, details: err.errors } });
+    }
   });
   router.post('/webhooks/:id/test', async (req, res) => {
     const { description } = parseInput(TestEventBody, { description: form(req).description || undefined }, TEST_EVENT_INPUT);

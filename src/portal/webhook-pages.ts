@@ -117,6 +117,13 @@ ${activity.recent.length === 0 ? html`<p>No delivery attempts yet.</p>` : html`
   </tr>`)}</tbody>
 </table>`}
 </section>
+<section aria-labelledby="recover"><h2 id="recover">Redeliver what failed</h2>
+<p>Delivers again to this webhook every event since the time you give whose delivery to it did not succeed (failed, or still retrying). Nothing is sent twice to a URL that acknowledged it.</p>
+<form method="post" action="/portal/webhooks/${hook.id}/recover" class="row">${csrfField(ctx)}
+  <label for="since">Redeliver what failed since <span class="hint">(UTC)</span></label>
+  <input id="since" name="since" type="datetime-local" required value="${recoverFrom(health)}">
+  <button type="submit">Redeliver</button>
+</form></section>
 <section aria-labelledby="test"><h2 id="test">Send a test event</h2>
 <form method="post" action="/portal/webhooks/${hook.id}/test" class="row">${csrfField(ctx)}
   <label for="description">Event type</label>
@@ -139,6 +146,12 @@ ${activity.recent.length === 0 ? html`<p>No delivery attempts yet.</p>` : html`
   <label class="check"><input type="checkbox" name="confirm" value="1" required> Yes, delete this webhook</label>
   <button type="submit" class="danger">Delete webhook</button>
 </form></section>`);
+}
+
+/** The form's first guess: when the current run of failures began, else a day ago (UTC, as datetime-local takes it). */
+function recoverFrom(health: WebhookRowView['health']): string {
+  const from = health.failing_since ? new Date(health.failing_since) : new Date(Date.now() - 86_400_000);
+  return from.toISOString().slice(0, 16);
 }
 
 /** The health view's disabled_reason in words (an unknown reason is shown as it is). */

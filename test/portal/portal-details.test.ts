@@ -249,6 +249,52 @@ describe('webhook pages', () => {
   }, 90_000);
 });
 
+describe('recovering from the webhook page', () => {
+  it('redelivers what failed since the time given, through a CSRF-protected form', async () => {
+    const acct = await createAccount(sys);
+    const r = await receiver();
+    r.answer(status(500));
+    const hook = await webhook(sys, acct.testKey, r.url);
+    const before = new Date(Date.now() - 60_000);
+    const missed = await publish(sys, acct.user.id, 'test');
+    await eventually(async () => ((await call(sys, 'GET', `/events/${missed.id}`, { key: acct.testKey })).body.status === 'failed' ? true : undefined), 30_000, 'the event to fail');
+    r.answer(status(200));
+
+    const page = await signedIn(acct);
+    await page.goto(portal(`/webhooks/${hook.id}`));
+    // A run of failures may have disabled it (the suite's tiny thresholds): the page says to re-enable first.
+    if ((await call(sys, 'GET', `/webhooks/${hook.id}`, { key: acct.testKey })).body.disabled_at) {
+      await page.getByLabel('Redeliver what failed since').fill(before.toISOString().slice(0, 16));
+      await page.getByRole('button', { name: 'Redeliver' }).click();
+      expect(await page.locator('.error').innerText()).toContain('re-enable it first');
+      await page.getByRole('button', { name: 'Re-enable' }).click();
+      await page.waitForURL(/notice=Re-enabled/);
+    }
+    // A form posted without the session's CSRF token changes nothing.
+    const forged = await page.request.post(portal(`/webhooks/${hook.id}/recover`), { form: { since: before.toISOString().slice(0, 16) } });
+    expect(forged.status()).toBe(403);
+    expect(r.deliveries.length).toBe(4);
+
+    await page.getByLabel('Redeliver what failed since').fill(before.toISOString().slice(0, 16));
+    await page.getByRole('button', { name: 'Redeliver' }).click();
+    await page.waitForURL(/notice=Redelivering/);
+    expect(await page.locator('.notice').innerText()).toMatch(/^Redelivering 1 event that did not reach this webhook since/);
+    await r.waitFor(5);
+    expect(r.deliveries[4]!.json.id).toBe(missed.id);
+    await eventually(async () => ((await call(sys, 'GET', `/events/${missed.id}`, { key: acct.testKey })).body.status === 'completed' ? true : undefined), 30_000, 'the event to be delivered');
+
+    // Nothing left: the next recovery of the window says so; a window too wide is refused with the reason.
+    await page.getByLabel('Redeliver what failed since').fill(before.toISOString().slice(0, 16));
+    await page.getByRole('button', { name: 'Redeliver' }).click();
+    await page.waitForURL(/notice=Nothing/);
+    await page.getByLabel('Redeliver what failed since').fill('2020-01-01T00:00');
+    await page.getByRole('button', { name: 'Redeliver' }).click();
+    expect(await page.locator('.error').innerText()).toContain('too wide');
+    expect(r.deliveries.length).toBe(5);
+    await page.close();
+  }, 90_000);
+});
+
 describe('event page', () => {
   it("shows each URL's attempt n of N and its next retry, recorded with the failed attempt and cleared by the success", async () => {
     const acct = await createAccount(sys);
