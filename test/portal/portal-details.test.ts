@@ -3,11 +3,12 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { publish, webhook } from '../support/events';
+import { eventStatus, publish, webhook } from '../support/events';
 import { type Account, call, createAccount } from '../support/http';
 import { launchBrowser, type TestBrowser } from '../support/browser';
 import { eventually, type Receiver, startReceiver, status } from '../support/receiver';
 import { startSystem, type TestSystem } from '../support/system';
+import { portalLink as sharedPortalLink, untilShown } from './portal-pages';
 
 /**
  * The portal's details in a real browser: the one-time link and its cookie session,
@@ -41,11 +42,7 @@ async function receiver(): Promise<Receiver> {
   return r;
 }
 
-async function portalLink(key: string): Promise<string> {
-  const res = await call(sys, 'POST', '/portal_sessions', { key });
-  expect(res.status).toBe(201);
-  return res.body.url;
-}
+const portalLink = (key: string) => sharedPortalLink(sys, key);
 
 /** A page signed in to the portal of `acct`'s test mode (a fresh link, used once). */
 async function signedIn(acct: Account): Promise<Page> {
@@ -56,14 +53,6 @@ async function signedIn(acct: Account): Promise<Page> {
 }
 
 const portal = (p: string) => new URL(`/portal${p}`, sys.origin).toString();
-
-async function untilShown(page: Page, text: string | RegExp, what: string) {
-  await eventually(async () => {
-    await page.reload();
-    const body = await page.locator('main').innerText();
-    return (typeof text === 'string' ? body.includes(text) : text.test(body)) ? true : undefined;
-  }, 30_000, what);
-}
 
 describe('one-time portal links', () => {
   it('opens once, keeps the session in its cookie, refuses the second visit and an expired session', async () => {
@@ -196,10 +185,10 @@ describe('webhook pages', () => {
     const hook = await webhook(sys, acct.testKey, r.url);
     const first = await publish(sys, acct.user.id, 'test');
     await r.waitFor(1);
-    await eventually(async () => ((await call(sys, 'GET', `/events/${first.id}`, { key: acct.testKey })).body.status === 'completed' ? true : undefined), 20_000, 'the first event to complete');
+    await eventStatus(sys, acct.testKey, first.id, 'completed', 20_000);
     // The second event fails every attempt of the suite's schedule.
     const second = await publish(sys, acct.user.id, 'test');
-    await eventually(async () => ((await call(sys, 'GET', `/events/${second.id}`, { key: acct.testKey })).body.status === 'failed' ? true : undefined), 30_000, 'the second event to fail');
+    await eventStatus(sys, acct.testKey, second.id, 'failed', 30_000);
 
     const page = await browser.newPage();
     const violations: string[] = [];
@@ -257,7 +246,7 @@ describe('recovering from the webhook page', () => {
     const hook = await webhook(sys, acct.testKey, r.url);
     const before = new Date(Date.now() - 60_000);
     const missed = await publish(sys, acct.user.id, 'test');
-    await eventually(async () => ((await call(sys, 'GET', `/events/${missed.id}`, { key: acct.testKey })).body.status === 'failed' ? true : undefined), 30_000, 'the event to fail');
+    await eventStatus(sys, acct.testKey, missed.id, 'failed', 30_000);
     r.answer(status(200));
 
     const page = await signedIn(acct);
@@ -281,7 +270,7 @@ describe('recovering from the webhook page', () => {
     expect(await page.locator('.notice').innerText()).toMatch(/^Redelivering 1 event that did not reach this webhook since/);
     await r.waitFor(5);
     expect(r.deliveries[4]!.json.id).toBe(missed.id);
-    await eventually(async () => ((await call(sys, 'GET', `/events/${missed.id}`, { key: acct.testKey })).body.status === 'completed' ? true : undefined), 30_000, 'the event to be delivered');
+    await eventStatus(sys, acct.testKey, missed.id, 'completed', 30_000);
 
     // Nothing left: the next recovery of the window says so; a window too wide is refused with the reason.
     await page.getByLabel('Redeliver what failed since').fill(before.toISOString().slice(0, 16));
@@ -301,7 +290,7 @@ describe('event page', () => {
     // An event with nothing to deliver to, then a failing webhook, and a replay to every webhook:
     // this file's API starts the run, with its long schedule.
     const event = await publish(sys, acct.user.id, 'test');
-    await eventually(async () => ((await call(sys, 'GET', `/events/${event.id}`, { key: acct.testKey })).body.status === 'completed' ? true : undefined), 20_000, 'the event to complete');
+    await eventStatus(sys, acct.testKey, event.id, 'completed', 20_000);
     const r = await receiver();
     r.answer(status(500));
     const hook = await webhook(sys, acct.testKey, `${r.url}/orders/v1/acme.example?tenant=42&region=eu`);
@@ -401,7 +390,7 @@ describe('phone width (390 px)', () => {
     });
     const events = [await publish(sys, acct.user.id, 'test'), await publish(sys, acct.user.id, 'test')];
     await r.waitFor(2);
-    await eventually(async () => ((await call(sys, 'GET', `/events/${events[1]!.id}`, { key: acct.testKey })).body.status === 'completed' ? true : undefined), 20_000, 'the events to complete');
+    await eventStatus(sys, acct.testKey, events[1]!.id, 'completed', 20_000);
 
     const page = await signedIn(acct);
     const pages = { webhooks: '/', events: '/events', event: `/events/${events[1]!.id}`, webhook: `/webhooks/${hook.id}` };

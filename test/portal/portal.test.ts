@@ -1,12 +1,12 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import type { Page } from 'playwright-core';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { publish } from '../support/events';
 import { type Account, call, createAccount } from '../support/http';
 import { launchBrowser, type TestBrowser } from '../support/browser';
 import { eventually, type Receiver, startReceiver, status } from '../support/receiver';
+import { portalLink as sharedPortalLink, untilShown } from './portal-pages';
 import { startSystem, type TestSystem } from '../support/system';
 
 /**
@@ -32,21 +32,7 @@ afterAll(async () => {
   await sys.close();
 });
 
-async function portalLink(key: string): Promise<string> {
-  const res = await call(sys, 'POST', '/portal_sessions', { key });
-  expect(res.status).toBe(201);
-  expect(res.body).toMatchObject({ object: 'PortalSession', url: expect.stringContaining('/portal/login/'), expires_at: expect.any(String) });
-  return res.body.url;
-}
-
-/** Reloads until the page shows `text` (the engine works in the background). */
-async function untilShown(page: Page, text: string | RegExp, what: string) {
-  await eventually(async () => {
-    await page.reload();
-    const body = await page.locator('main').innerText();
-    return (typeof text === 'string' ? body.includes(text) : text.test(body)) ? true : undefined;
-  }, 30_000, what);
-}
+const portalLink = (key: string) => sharedPortalLink(sys, key);
 
 describe('webhook portal', () => {
   it('opens from a link without the key, creates a webhook, sends a test event, shows a failing attempt, replays it, rotates the secret', async () => {
