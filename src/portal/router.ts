@@ -80,6 +80,10 @@ export function portalRouter(deps: TemporalDeps & { db: Db }): Router {
     res.send(CSS);
   });
 
+  // Secure when the browser is on https: this request came over TLS, or the portal's public URL (behind a
+  // TLS-terminating proxy, where this process sees plain http) is https.
+  const secure = (req: Request) => req.secure || (config.publicUrl?.startsWith('https://') ?? false);
+
   // The link works once: its first visit opens a session in a cookie, then the browser
   // goes on without the token in its address bar (and in its history and referrers).
   router.get('/login/:token', async (req, res) => {
@@ -94,7 +98,7 @@ export function portalRouter(deps: TemporalDeps & { db: Db }): Router {
     }
     // Lax, not Strict: a link opened from a mail or chat page is a cross-site navigation, and a Strict cookie
     // would not come with the redirect that follows it. Forms are guarded by their CSRF token besides.
-    res.setHeader('Set-Cookie', cookie(COOKIE, exchanged.token, { httpOnly: true, sameSite: 'lax', secure: req.secure, path: '/portal', expires: exchanged.session.expiresAt }));
+    res.setHeader('Set-Cookie', cookie(COOKIE, exchanged.token, { httpOnly: true, sameSite: 'lax', secure: secure(req), path: '/portal', expires: exchanged.session.expiresAt }));
     res.redirect(303, '/portal/');
   });
 
@@ -225,7 +229,7 @@ export function portalRouter(deps: TemporalDeps & { db: Db }): Router {
 
   router.post('/logout', async (req, res) => {
     await endSession(db, req.portal!.token);
-    res.setHeader('Set-Cookie', cookie(COOKIE, '', { httpOnly: true, sameSite: 'lax', secure: req.secure, path: '/portal', maxAge: 0 }));
+    res.setHeader('Set-Cookie', cookie(COOKIE, '', { httpOnly: true, sameSite: 'lax', secure: secure(req), path: '/portal', maxAge: 0 }));
     res.status(200).type('html').send(bare('Signed out', 'You are signed out of the portal.'));
   });
 

@@ -113,6 +113,22 @@ describe('one-time portal links', () => {
     await page.close();
   }, 60_000);
 
+  it('marks the cookie Secure when the portal is served over https (SHIPHOOK_PUBLIC_URL behind a TLS proxy)', async () => {
+    const behindProxy = await startSystem({ publicUrl: 'https://portal.example' });
+    try {
+      const acct = await createAccount(behindProxy);
+      const res = await call(behindProxy, 'POST', '/portal_sessions', { key: acct.testKey });
+      expect(res.body.url).toMatch(/^https:\/\/portal\.example\/portal\/login\//);
+      // As the proxy forwards it: plain http to this process.
+      const opened = await fetch(`${behindProxy.origin}${new URL(res.body.url).pathname}`, { redirect: 'manual' });
+      expect(opened.status).toBe(303);
+      expect(opened.headers.get('location')).toBe('/portal/');
+      expect(opened.headers.get('set-cookie')).toMatch(/^shiphook_portal=[A-Za-z0-9_-]{43}; Path=\/portal; Expires=[^;]+; HttpOnly; Secure; SameSite=Lax$/);
+    } finally {
+      await behindProxy.close();
+    }
+  }, 60_000);
+
   it('signing out ends the session for whoever holds its cookie', async () => {
     const acct = await createAccount(sys);
     const page = await signedIn(acct);
