@@ -51,6 +51,8 @@ export interface EventDeliveriesTable {
   url: string;
   state: ColumnType<DeliveryState, DeliveryState | undefined, DeliveryState>;
   attempts: ColumnType<number, number | undefined, number>;
+  /** When the next attempt is planned, while the delivery is pending after a failed one; null otherwise. */
+  next_attempt_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
   updated_at: ColumnType<Date, Date | undefined, Date>;
 }
 
