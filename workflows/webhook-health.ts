@@ -14,7 +14,7 @@ const IDLE_MS = 7 * 24 * 60 * 60 * 1000;
 /** Runs started before this change held the policy in their input; see `upgraded` below. */
 const LEGACY_RECHECK_MS = 60 * 60 * 1000;
 /** Marks, in a run's history, the point from which it decides with the current policy. */
-export const POLICY_WHEN_DECIDING = 'policy-read-when-deciding';
+const POLICY_WHEN_DECIDING = 'policy-read-when-deciding';
 
 /**
  * One long-lived workflow per webhook (id `webhook-health-<hook_id>`), started by

@@ -91,7 +91,8 @@ describe('a retrying delivery in the Temporal UI', () => {
     const event = await publish(sys, acct.user.id, 'test');
     const handle = client.workflow.getHandle(event.id);
     const pending = await eventually(async () => {
-      const activity = (await handle.describe()).raw.pendingActivities?.[0];
+      // Not found until the dispatcher has started it.
+      const activity = (await handle.describe().catch(() => undefined))?.raw.pendingActivities?.[0];
       return activity?.attempt === 2 ? activity : undefined;
     }, 20_000, 'the retry activity waiting for its second attempt');
     // The suite's schedule: 3 delays, 4 attempts; the activity holds attempts 2–4.
