@@ -1,6 +1,5 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import type { Client } from '@temporalio/client';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createActivities } from '../../activities';
@@ -16,11 +15,8 @@ import { eventually, startReceiver, status } from '../support/receiver';
 import { startSystem, type TestSystem } from '../support/system';
 
 let sys: TestSystem;
-let client: Client;
-
 beforeAll(async () => {
   sys = await startSystem();
-  client = await sys.temporal();
 });
 afterAll(async () => {
   await sys.close();
@@ -32,7 +28,18 @@ const healthWhen = (s: TestSystem, key: string, id: string, ok: (h: any) => bool
     const h = await healthOf(s, key, id);
     return ok(h) ? h : undefined;
   }, timeoutMs, what);
-const described = (id: string) => client.workflow.getHandle(healthWorkflowId(id)).describe();
+/** The info lines about one webhook among JSON log lines. */
+const infoLines = (lines: string[], webhookId: string) =>
+  lines
+    .flatMap((l) => {
+      try {
+        return [JSON.parse(l) as Record<string, any>];
+      } catch {
+        return []; // not one of ours (a child's stderr)
+      }
+    })
+    .filter((l) => l.level === 'info' && l.webhook_id === webhookId);
+const described = async (id: string, runId?: string) => (await sys.temporal()).workflow.getHandle(healthWorkflowId(id), runId).describe();
 const workflowWhen = (id: string, ok: (d: Awaited<ReturnType<typeof described>>) => boolean, what: string) =>
   eventually(async () => {
     const d = await described(id).catch(() => undefined);
@@ -47,6 +54,12 @@ describe('why a webhook is disabled', () => {
     await publish(sys, acct.user.id, 'test');
     const health = await healthWhen(sys, acct.testKey, hook.id, (h) => h.status === 'disabled', 'the webhook to be disabled');
     expect(health).toMatchObject({ disabled_reason: 'endpoint_gone', disabled_policy: null, last_failure_response_code: 410, disabled_at: expect.any(String) });
+    // The suite's worker logged it, once, with its reason.
+    const lines = await eventually(async () => {
+      const found = infoLines(readFileSync(logFile(inject('logDir'), 'worker'), 'utf8').split('\n'), hook.id);
+      return found.length ? found : undefined;
+    }, 10_000, 'the worker’s line');
+    expect(lines.map((l) => [l.msg, l.reason])).toEqual([['webhook disabled', 'endpoint_gone']]);
     await receiver.close();
   });
 
@@ -70,7 +83,7 @@ describe('why a webhook is disabled', () => {
     // A fresh run of the workflow (continued as new), with nothing of the old run of failures.
     const after = await workflowWhen(hook.id, (d) => d.runId !== before.runId, 'a fresh health workflow run');
     expect(after.status.name).toBe('RUNNING');
-    expect((await client.workflow.getHandle(healthWorkflowId(hook.id), before.runId).describe()).status.name).toBe('CONTINUED_AS_NEW');
+    expect((await described(hook.id, before.runId)).status.name).toBe('CONTINUED_AS_NEW');
 
     receiver.answer(status(200));
     const next = await publish(sys, acct.user.id, 'test');
@@ -130,8 +143,8 @@ describe('a changed disable policy', () => {
       expect((await healthOf(iso.api, acct.testKey, hook.id)).status).toBe('healthy');
       expect((await call(iso.api, 'DELETE', `/webhooks/${hook.id}`, { key: acct.testKey })).status).toBe(200);
 
-      const info = (lines: string[]) => lines.map((l) => JSON.parse(l)).filter((l) => l.level === 'info' && l.webhook_id === hook.id);
-      const apiLines = () => info(readFileSync(logFile(inject('logDir'), `tests-${process.pid}`), 'utf8').split('\n').filter(Boolean));
+      const info = (lines: string[]) => infoLines(lines, hook.id);
+      const apiLines = () => info(readFileSync(logFile(inject('logDir'), `tests-${process.pid}`), 'utf8').split('\n'));
       expect(info(lenient.logs).map((l) => l.msg)).toEqual(['webhook failing']);
       const strictLines = await eventually(async () => {
         const lines = info(strict.logs);
@@ -161,6 +174,7 @@ describe('health workflows started by the earlier code (the policy in their inpu
     const since = new Date(Date.now() - 60_000);
     await sys.db.updateTable('webhooks').set({ consecutive_failures: 5, failing_since: since }).where('id', '=', hook.id).execute();
     const taskQueue = `legacy-health-${process.pid}-${Date.now()}`;
+    const client = await sys.temporal();
     const connection = await NativeConnection.connect({ address: sys.config.temporalAddress! });
     const worker = (code: Pick<WorkerOptions, 'workflowsPath' | 'workflowBundle'>, config: Config) =>
       Worker.create({ connection, namespace: sys.config.temporalNamespace, taskQueue, ...code, activities: createActivities({ config, db: sys.db, health: healthSignals(client, config) }) });
