@@ -131,8 +131,10 @@ export function createDeliveryActivities(deps: DeliveryDeps) {
       if (outcome?.outcome === 'retry') {
         const failed = ApplicationFailure.create({
           type: 'DeliveryAttemptFailed',
-          message: `attempt ${outcome.attempt}: ${outcome.responseCode ? `HTTP ${outcome.responseCode}` : 'no response'} from ${input.target.url}`,
+          message: `attempt ${outcome.attempt} of ${input.retryDelaysMs.length + 1}: ${outcome.responseCode ? `HTTP ${outcome.responseCode}` : 'no response'} from ${input.target.url}`,
           nextRetryDelay: outcome.retryInMs,
+          // For the workflow, if this was the activity's last Temporal attempt (workflows/deliver-event.ts).
+          details: [outcome.retryInMs],
           // An endpoint failing is business as usual: the SDK logs it at DEBUG, not as a worker warning.
           category: ApplicationFailureCategory.BENIGN,
         });

@@ -1,4 +1,5 @@
-import type { Config } from '../config';
+import type { TemporalDeps } from '../engine/client';
+import { healthWorkflows } from '../engine/starters';
 import type { Caller } from '../account/principal';
 import { Empty } from '../account/api-keys.schema';
 import { DeliveredEvent } from '../events/events.schema';
@@ -17,7 +18,7 @@ import {
 } from './webhooks.schema';
 
 /** Webhooks (the API specification, 4.2; statuses per COMPATIBILITY.md, 201 for PATCH included), and shiphook's additions. */
-type Context = Caller & { config: Config };
+type Context = Caller & TemporalDeps;
 const tag = 'Webhooks';
 
 export const webhookOperations = [
@@ -36,11 +37,11 @@ export const webhookOperations = [
     before: ({ params }, { db, who }: Context) => ownWebhook(db, who, params.id),
     body: { schema: UpdateWebhookBody, rules: WEBHOOK_INPUT, optional: true },
     status: 201, response: Webhook, tag, summary: 'Update (and re-enable) a webhook', description: 'Answers 201, as the real API does.',
-    handler: ({ body, target }, { db, who }: Context) => updateWebhook(db, who, target, body) }),
+    handler: ({ body, target }, ctx: Context) => updateWebhook(ctx.db, ctx.who, target, body, healthWorkflows(ctx)) }),
   defineOperation({ method: 'DELETE', path: '/webhooks/:id', access: 'any key', params: { id: 'hook' },
     status: 200, response: Empty, tag, summary: 'Delete a webhook',
-    handler: async ({ params }, { db, who }: Context) => {
-      await deleteWebhook(db, who, params.id);
+    handler: async ({ params }, ctx: Context) => {
+      await deleteWebhook(ctx.db, ctx.who, params.id, healthWorkflows(ctx));
       return {};
     } }),
   // Beyond the specification: health, secret rotation with a grace period, test events.
