@@ -7,6 +7,7 @@ import { EVENT_STATUSES } from '../events/tables';
 import type { Db } from '../db/database';
 import type { TemporalDeps } from '../engine/client';
 import { replayEvent, startRecovery } from '../engine/replay';
+import { healthWorkflows } from '../engine/starters';
 import { recoverWebhook } from '../webhooks/recovery';
 import { RECOVER_INPUT, RecoverBody } from '../webhooks/recovery.schema';
 import { isEventType } from '../events/types';
@@ -61,6 +62,8 @@ const csrfFor = (token: string) => createHmac('sha256', token).update('shiphook 
 
 export function portalRouter(deps: TemporalDeps & { db: Db }): Router {
   const { db, config } = deps;
+  // Re-enable and delete tell the webhook's health workflow, as the API's do.
+  const health = healthWorkflows(deps);
   const router = Router();
   router.use(
     helmet({
@@ -168,7 +171,7 @@ export function portalRouter(deps: TemporalDeps & { db: Db }): Router {
       const changes: Record<string, unknown> = { custom_headers: headersFrom(f, hook.custom_headers) };
       if (f.remove_secret) changes.webhook_secret = null;
       else if (f.webhook_secret) changes.webhook_secret = f.webhook_secret;
-      await updateWebhook(db, who(req), hook, parseInput(UpdateWebhookBody, changes, WEBHOOK_INPUT));
+      await updateWebhook(db, who(req), hook, parseInput(UpdateWebhookBody, changes, WEBHOOK_INPUT), health);
       back(res, `/portal/webhooks/${id}`, 'Saved.');
     } catch (err) {
       if (!(err instanceof ApiError) || err.code === 'NOT_FOUND') throw err;
@@ -176,7 +179,7 @@ export function portalRouter(deps: TemporalDeps & { db: Db }): Router {
     }
   });
   router.post('/webhooks/:id/enable', async (req, res) => {
-    await updateWebhook(db, who(req), await ownWebhook(db, who(req), String(req.params.id)), {});
+    await updateWebhook(db, who(req), await ownWebhook(db, who(req), String(req.params.id)), {}, health);
     back(res, `/portal/webhooks/${req.params.id}`, 'Re-enabled.');
   });
   router.post('/webhooks/:id/rotate', async (req, res) => {
@@ -204,7 +207,7 @@ export function portalRouter(deps: TemporalDeps & { db: Db }): Router {
     back(res, `/portal/events/${event.id}`, 'Test event sent.');
   });
   router.post('/webhooks/:id/delete', async (req, res) => {
-    await deleteWebhook(db, who(req), String(req.params.id));
+    await deleteWebhook(db, who(req), String(req.params.id), health);
     back(res, '/portal/', 'Webhook deleted.');
   });
 

@@ -133,7 +133,7 @@ export interface HealthWorkflows {
  * PATCH (of a webhook `ownWebhook` found): `webhook_secret` and `custom_headers` (replaces the list); re-enables.
  * `health`: told when the update re-enabled a webhook or ended a run of failures.
  */
-export async function updateWebhook(db: Db, who: Principal, hook: WebhookRow, input: WebhookChanges, health?: HealthWorkflows) {
+export async function updateWebhook(db: Db, who: Principal, hook: WebhookRow, input: WebhookChanges, health: HealthWorkflows) {
   const now = new Date();
   // Re-enabled, and its health starts afresh: a failure after this starts a new run.
   const changes: WebhookUpdate = { disabled_at: null, disabled_reason: null, disabled_policy: null, failing_since: null, consecutive_failures: 0, updated_at: now };
@@ -154,12 +154,12 @@ export async function updateWebhook(db: Db, who: Principal, hook: WebhookRow, in
   if (hook.disabled_at || hook.failing_since) {
     if (hook.disabled_at) log.info('webhook re-enabled', { webhook_id: hook.id, was_disabled_for: hook.disabled_reason ?? 'unknown' });
     else log.info('webhook failure streak reset by an update', { webhook_id: hook.id, consecutive_failures: hook.consecutive_failures });
-    await health?.restart(hook.id).catch((err: unknown) => log.warn('could not restart the webhook\'s health workflow', { webhook_id: hook.id, err }));
+    await health.restart(hook.id).catch((err: unknown) => log.warn('could not restart the webhook\'s health workflow', { webhook_id: hook.id, err }));
   }
   return webhookView(row);
 }
 
-export async function deleteWebhook(db: Db, who: Principal, id: string, health?: HealthWorkflows): Promise<void> {
+export async function deleteWebhook(db: Db, who: Principal, id: string, health: HealthWorkflows): Promise<void> {
   const result = await db
     .updateTable('webhooks')
     .set({ deleted_at: new Date() })
@@ -169,7 +169,7 @@ export async function deleteWebhook(db: Db, who: Principal, id: string, health?:
     .executeTakeFirst();
   if (result.numUpdatedRows === 0n) throw notFound('Webhook not found.');
   // Its health workflow would otherwise wait out its idle time; if the signal is lost, its next decision finds the webhook deleted and ends it.
-  const ended = await health?.end(id).catch((err: unknown) => {
+  const ended = await health.end(id).catch((err: unknown) => {
     log.warn('could not end the webhook\'s health workflow', { webhook_id: id, err });
     return false;
   });
