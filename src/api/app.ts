@@ -9,6 +9,7 @@ import { METRICS_CONTENT_TYPE, metricsText, startProcessMetrics } from '../metri
 import { requireAdmin } from './admin-auth';
 import type { Operation } from '../operation';
 import { authenticate, forgetCallerAfterWrite, principal, requireProduction } from './auth';
+import { requireJsonBody } from './json-body';
 import { keepRequestId, requestId, requestIdOf } from './request-id';
 import { requestLog } from './request-log';
 import { CALLER_BASE, CALLER_OPERATIONS, type CallerContext, OPERATOR_BASE, OPERATOR_OPERATIONS, type OperatorContext } from './operations';
@@ -43,7 +44,7 @@ export function createApp(deps: AppDeps): Express {
   const v2 = Router();
   v2.use(authenticate(deps.db, deps.principals));
   const limits = deps.rateLimits ?? createRateLimits(deps.config);
-  v2.use(limits.general);
+  v2.use(limits.general, requireJsonBody);
   const forget = forgetCallerAfterWrite(deps.principals);
   // Each operation's own guards: its tighter rate limit, forgetting the cached caller after a write to the account, production keys only.
   const guardsOf = (op: Operation<CallerContext>) => [
@@ -57,7 +58,7 @@ export function createApp(deps: AppDeps): Express {
   app.use(CALLER_BASE, v2);
 
   const admin = Router();
-  admin.use(requireAdmin(deps.config.adminToken));
+  admin.use(requireAdmin(deps.config.adminToken), requireJsonBody);
   admin.use(operationRouter(OPERATOR_OPERATIONS, context, () => []), noteRoute);
   app.use(OPERATOR_BASE, admin);
 

@@ -24,9 +24,10 @@ export function operationRouter<Ctx>(operations: readonly Operation<Ctx>[], cont
       });
     }
     const allowed = ops.map((op) => op.method).join(', ');
-    route.all((_req, res) => {
+    route.all((req, res) => {
       res.setHeader('Allow', allowed);
-      throw new ApiError('METHOD_NOT_ALLOWED', `Method not supported for ${path}; use ${allowed}.`);
+      // The path as the client calls it: with its mount (`/v2`, `/admin/v1`).
+      throw new ApiError('METHOD_NOT_ALLOWED', `Method not supported for ${req.baseUrl}${path}; use ${allowed}.`);
     });
   }
   return router;

@@ -51,9 +51,9 @@ describe('POST /webhooks', () => {
     expect(errorOf(none).code).toBe('PARAMETER.REQUIRED');
     const noUrl = await create(acct.testKey, {});
     expect(noUrl.status).toBe(422);
-    expect(errorOf(noUrl)).toMatchObject({ code: 'WEBHOOK.INVALID', errors: [{ field: 'url', message: 'cannot be blank' }] });
+    expect(errorOf(noUrl)).toMatchObject({ code: 'WEBHOOK.INVALID', errors: [{ field: 'webhook.url', message: 'cannot be blank' }] });
     const ftp = await create(acct.testKey, { url: 'ftp://example.com/x' });
-    expect(errorOf(ftp).errors[0]).toEqual({ field: 'url', message: 'must use https' });
+    expect(errorOf(ftp).errors[0]).toEqual({ field: 'webhook.url', message: 'must use https' });
   });
 
   const cases: [string, unknown, string, RegExp][] = [
