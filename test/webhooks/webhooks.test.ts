@@ -75,7 +75,7 @@ describe('POST /webhooks', () => {
     expect(res.status).toBe(422);
     const err = errorOf(res);
     expect(err.code).toBe('WEBHOOK.INVALID');
-    expect(err.errors).toContainEqual({ field, message: expect.stringMatching(message) });
+    expect(err.errors).toContainEqual({ field: `webhook.${field}`, message: expect.stringMatching(message) });
     const after = await call(sys, 'GET', '/webhooks', { key: acct.testKey });
     expect(after.body.webhooks).toHaveLength(before.body.webhooks.length);
   });
