@@ -14,7 +14,8 @@ const PROBES = new Set(['/healthz', '/readyz']);
 export const requestLog: RequestHandler = (req, res, next) => {
   if (PROBES.has(req.path)) return next();
   const started = process.hrtime.bigint();
-  res.once('finish', () => {
+  // 'close', not 'finish': a request the client gave up on is logged too (`aborted`).
+  res.once('close', () => {
     const who = req.principal ?? req.portal?.who;
     log.info('request', {
       request_id: requestIdOf(res),
@@ -23,6 +24,7 @@ export const requestLog: RequestHandler = (req, res, next) => {
       status: res.statusCode,
       duration_ms: Math.round(Number(process.hrtime.bigint() - started) / 1e5) / 10,
       ...(who ? { user_id: who.user.id, mode: who.mode } : {}),
+      ...(res.writableFinished ? {} : { aborted: true }),
     });
   });
   next();

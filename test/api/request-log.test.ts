@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { call, createAccount, type Account } from '../support/http';
 import { logFile } from '../support/log-capture';
+import { eventually } from '../support/receiver';
 import { startSystem, type TestSystem } from '../support/system';
 import { TEST_ENV } from '../support/test-config';
 
@@ -9,6 +10,8 @@ import { TEST_ENV } from '../support/test-config';
 const logLines = () =>
   readFileSync(logFile(inject('logDir'), `tests-${process.pid}`), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, any>);
 const linesOf = (requestId: string) => logLines().filter((l) => l.request_id === requestId && l.msg === 'request');
+/** A request's line is written once its answer is done, which may be just after the client has read it. */
+const lineOf = (requestId: string) => eventually(async () => linesOf(requestId)[0], 10_000, `the request line of ${requestId}`);
 
 let sys: TestSystem;
 let acct: Account;
@@ -35,11 +38,11 @@ describe('one info line per API request', () => {
     const read = await call(sys, 'GET', `/webhooks/${hookId}?page_size=3`, { key: acct.testKey, headers: { 'x-request-id': `${run}-read` } });
     expect(read.status).toBe(200);
 
-    const [createLine] = linesOf(`${run}-create`);
+    const createLine = await lineOf(`${run}-create`);
     expect(createLine).toMatchObject({ level: 'info', method: 'POST', route: '/v2/webhooks', status: 201, user_id: acct.user.id, mode: 'test' });
     expect(createLine!.duration_ms).toEqual(expect.any(Number));
     expect(linesOf(`${run}-create`)).toHaveLength(1);
-    const [readLine] = linesOf(`${run}-read`);
+    const readLine = await lineOf(`${run}-read`);
     expect(readLine).toMatchObject({ level: 'info', method: 'GET', route: '/v2/webhooks/:id', status: 200 });
     expect(readLine).not.toHaveProperty('path');
 
@@ -59,6 +62,7 @@ describe('one info line per API request', () => {
     ];
     for (const [name, send, expected] of cases) {
       await send();
+      await lineOf(`${run}-${name}`);
       const lines = linesOf(`${run}-${name}`);
       expect(lines, name).toEqual([expect.objectContaining({ level: 'info', ...expected })]);
       expect(JSON.stringify(lines), name).not.toMatch(/hook_nope|replay_nope|not-a-real-token|shk_test_0/);
@@ -69,7 +73,7 @@ describe('one info line per API request', () => {
     for (const probe of ['/healthz', '/readyz']) await fetch(`${sys.origin}${probe}`, { headers: { 'x-request-id': `${run}-probe` } });
     // A later request's line is written, so the probes' would be too by now.
     await call(sys, 'GET', '/webhooks', { key: acct.testKey, headers: { 'x-request-id': `${run}-after-probe` } });
-    expect(linesOf(`${run}-after-probe`)).toHaveLength(1);
+    await lineOf(`${run}-after-probe`);
     expect(linesOf(`${run}-probe`)).toEqual([]);
   });
 });

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { call, createAccount } from '../support/http';
 import { findLeaks, logFile } from '../support/log-capture';
+import { eventually } from '../support/receiver';
 import { startSystem, type TestSystem } from '../support/system';
 
 let sys: TestSystem;
@@ -29,8 +30,9 @@ describe("the suite's leak check covers the request lines", () => {
     await call(sys, 'POST', '/webhooks', { key: acct.testKey, headers: { 'x-request-id': `${id}-body` }, body: { webhook: { url: 'https://leak-user:leak-pass-7731@example.com/h', webhook_secret: 'leak-secret-5521' } } });
 
     const file = logFile(inject('logDir'), `tests-${process.pid}`);
-    const lines = readFileSync(file, 'utf8').split('\n').filter((l) => l.includes(id));
-    expect(lines.filter((l) => l.includes('"msg":"request"'))).toHaveLength(3);
+    const read = () => readFileSync(file, 'utf8').split('\n').filter((l) => l.includes(id));
+    // A request's line is written once its answer is done, which may be just after the client has read it.
+    const lines = await eventually(async () => (read().filter((l) => l.includes('"msg":"request"')).length === 3 ? read() : undefined), 10_000, 'three request lines');
     for (const secret of [token, acct.testKey, 'leak-pass-7731', 'leak-secret-5521']) expect(lines.filter((l) => l.includes(secret))).toEqual([]);
     // The suite-wide check over this process's whole log, with the secrets this test used.
     expect(findLeaks(path.dirname(file), [acct.testKey, 'leak-pass-7731', 'leak-secret-5521']).filter((l) => l.file === path.basename(file))).toEqual([]);
