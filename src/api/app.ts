@@ -4,12 +4,11 @@ import { type Db, isDatabaseUnavailable } from '../db/database';
 import { ApiError } from '../errors/api-error';
 import { readiness, readinessAnswer } from '../health';
 import { log } from '../log';
-import { httpMetrics, noteRoute, routeTemplate } from '../metrics/http';
+import { httpMetrics, routeTemplate } from '../metrics/http';
 import { METRICS_CONTENT_TYPE, metricsText, startProcessMetrics } from '../metrics/exposition';
 import { requireAdmin } from './admin-auth';
 import type { Operation } from '../operation';
 import { authenticate, forgetCallerAfterWrite, principal, requireProduction } from './auth';
-import { requireJsonBody } from './json-body';
 import { keepRequestId, requestId, requestIdOf } from './request-id';
 import { requestLog } from './request-log';
 import { CALLER_BASE, CALLER_OPERATIONS, type CallerContext, OPERATOR_BASE, OPERATOR_OPERATIONS, type OperatorContext } from './operations';
@@ -44,7 +43,7 @@ export function createApp(deps: AppDeps): Express {
   const v2 = Router();
   v2.use(authenticate(deps.db, deps.principals));
   const limits = deps.rateLimits ?? createRateLimits(deps.config);
-  v2.use(limits.general, requireJsonBody);
+  v2.use(limits.general);
   const forget = forgetCallerAfterWrite(deps.principals);
   // Each operation's own guards: its tighter rate limit, forgetting the cached caller after a write to the account, production keys only.
   const guardsOf = (op: Operation<CallerContext>) => [
@@ -54,12 +53,11 @@ export function createApp(deps: AppDeps): Express {
   ];
   const context = (req: Request): OperatorContext => ({ db: deps.db, config: deps.config, temporal: deps.temporal, origin: `${req.protocol}://${req.get('host')}` });
   v2.use(operationRouter(CALLER_OPERATIONS, (req) => ({ ...context(req), who: principal(req) }), guardsOf));
-  v2.use(noteRoute);
   app.use(CALLER_BASE, v2);
 
   const admin = Router();
-  admin.use(requireAdmin(deps.config.adminToken), requireJsonBody);
-  admin.use(operationRouter(OPERATOR_OPERATIONS, context, () => []), noteRoute);
+  admin.use(requireAdmin(deps.config.adminToken));
+  admin.use(operationRouter(OPERATOR_OPERATIONS, context, () => []));
   app.use(OPERATOR_BASE, admin);
 
   // The customer webhook portal (server-rendered pages; see src/portal/router.ts).

@@ -1,10 +1,12 @@
 import { type Request, type RequestHandler, Router } from 'express';
 import { ApiError } from '../errors/api-error';
+import { noteRoute } from '../metrics/http';
 import type { Operation } from '../operation';
+import { requireJsonBody } from './json-body';
 
 /**
  * The Express router of a list of declared operations: one route per path, in the
- * order of the list, each method's guards and then the operation; a known path
+ * order of the list, each method's guards, a JSON body check and then the operation; a known path
  * called with another method answers 405 with `Allow` and the JSON error body.
  */
 export function operationRouter<Ctx>(operations: readonly Operation<Ctx>[], contextOf: (req: Request) => Ctx, guardsOf: (op: Operation<Ctx>) => RequestHandler[]): Router {
@@ -15,7 +17,7 @@ export function operationRouter<Ctx>(operations: readonly Operation<Ctx>[], cont
     const route = router.route(path);
     for (const op of ops) {
       const verb = op.method.toLowerCase() as 'get' | 'post' | 'put' | 'patch' | 'delete';
-      route[verb](...guardsOf(op), async (req, res) => {
+      route[verb](...guardsOf(op), requireJsonBody, async (req, res) => {
         // Declared paths have named parameters only (no wildcards), so each is one string.
         const body = await op.run({ params: req.params as Record<string, string>, query: op.query ? queryParams(req) : {}, body: req.body === undefined ? {} : req.body }, contextOf(req));
         res.status(op.status);
@@ -30,6 +32,8 @@ export function operationRouter<Ctx>(operations: readonly Operation<Ctx>[], cont
       throw new ApiError('METHOD_NOT_ALLOWED', `Method not supported for ${req.baseUrl}${path}; use ${allowed}.`);
     });
   }
+  // Last: an error of these routes leaves with its route template known (see noteRoute).
+  router.use(noteRoute);
   return router;
 }
 
