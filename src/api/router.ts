@@ -1,8 +1,8 @@
 import { type Request, type RequestHandler, Router } from 'express';
 import { ApiError } from '../errors/api-error';
 import { noteRoute } from '../metrics/http';
-import type { Operation } from '../operation';
 import { requireJsonBody } from './json-body';
+import type { Operation } from '../operation';
 
 /**
  * The Express router of a list of declared operations: one route per path, in the
