@@ -3,8 +3,8 @@ import { log } from '../log';
 import { routeTemplate } from '../metrics/http';
 import { requestIdOf } from './request-id';
 
-/** Probes a load balancer or an orchestrator calls every few seconds: counted in /metrics, not logged. */
-const PROBES = new Set(['/healthz', '/readyz']);
+/** What a load balancer, an orchestrator or Prometheus calls every few seconds: counted in /metrics, not logged. */
+const PROBES = new Set(['/healthz', '/readyz', '/metrics']);
 
 /**
  * One info line per answered request: method, route template (never the path: it

@@ -69,8 +69,8 @@ describe('one info line per API request', () => {
     }
   });
 
-  it('leaves health probes out', async () => {
-    for (const probe of ['/healthz', '/readyz']) await fetch(`${sys.origin}${probe}`, { headers: { 'x-request-id': `${run}-probe` } });
+  it('leaves health probes and metrics scrapes out', async () => {
+    for (const probe of ['/healthz', '/readyz', '/metrics']) await fetch(`${sys.origin}${probe}`, { headers: { 'x-request-id': `${run}-probe`, authorization: `Bearer ${TEST_ENV.SHIPHOOK_ADMIN_TOKEN}` } });
     // A later request's line is written, so the probes' would be too by now.
     await call(sys, 'GET', '/webhooks', { key: acct.testKey, headers: { 'x-request-id': `${run}-after-probe` } });
     await lineOf(`${run}-after-probe`);
