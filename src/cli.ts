@@ -14,6 +14,8 @@ const USAGE = `usage: shiphook <command>
   bundle-workflows FILE   write the workers' workflow bundle (then set SHIPHOOK_WORKFLOW_BUNDLE=FILE)
   keys      print the seeded user's keys as shell variables: eval "$(npx shiphook keys)"
   provision fetch the tools the project runs but does not ship (the temporal CLI), if missing
+  temporal ARGS…  that temporal CLI, at TEMPORAL_ADDRESS or \`npm start\`'s dev server, e.g.
+            npx shiphook temporal workflow list --query "ShiphookEventStatus='failed'"
 `;
 
 const [command, ...args] = process.argv.slice(2);
@@ -37,6 +39,7 @@ const commands: Record<string, () => Promise<void>> = {
   events: async () => (await import('./cli/events')).runEvents(config, args),
   keys: async () => (await import('./cli/dev-state')).printSeededKeys(config.dataDir),
   provision: async () => (await import('./cli/provision')).runProvision(config, args),
+  temporal: async () => (await import('./cli/temporal')).runTemporal(config, args),
   'bundle-workflows': async () => {
     if (!args[0]) throw new Error('usage: shiphook bundle-workflows FILE');
     await (await import('./engine/bundle')).bundleWorkflows(args[0]);

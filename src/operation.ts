@@ -1,5 +1,5 @@
 import type { IdPrefix } from './ids';
-import { type InputRules, parseInput, type z } from './schema';
+import { fieldsAsSent, type InputRules, parseInput, type z } from './schema';
 
 /**
  * One declaration per operation of the API: method, path, who may call it, the
@@ -123,7 +123,11 @@ export function defineOperation<Ctx, A extends Access, Path extends string, QS =
       const q = (query ? parseInput(query.schema, raw.query, query.rules) : undefined) as Output<QS>;
       const target = (before ? await before({ params, query: q }, ctx) : undefined) as T;
       const b = (body ? parseInput(body.schemaFor?.(target) ?? body.schema, raw.body, body.rules) : undefined) as Output<BS>;
-      return handler({ params, query: q, body: b, target }, ctx);
+      try {
+        return await handler({ params, query: q, body: b, target }, ctx);
+      } catch (err) {
+        throw fieldsAsSent(err, body?.rules);
+      }
     },
   };
 }

@@ -93,9 +93,9 @@ export interface InputRules {
   /** The catalogue code of a failure; an issue may name its own with `params: {code}`. */
   code: ErrorCode;
   message?: string;
-  /** The request's wrapper object (`{"webhook": {…}}`): missing → 422 PARAMETER.REQUIRED; field paths are relative to it. */
+  /** The request's wrapper object (`{"webhook": {…}}`): missing → 422 PARAMETER.REQUIRED; fields are named with it (`webhook.url`), as the client sent them. */
   wrapper?: string;
-  /** Codes of whole parts of the input, by the first field of the path (`parcel` → PARCEL.PARAMETERS.INVALID). */
+  /** Codes of whole parts of the input, by the first field inside the wrapper (`parcel` → PARCEL.PARAMETERS.INVALID). */
   fieldCodes?: Record<string, ErrorCode>;
 }
 
@@ -109,7 +109,8 @@ export function parseInput<S extends z.ZodType>(schema: S, input: unknown, rules
 /**
  * One mapping for every operation: the first problem's code wins (each issue has
  * the operation's code unless it names its own), and every problem with that code
- * is listed, its field written as today: `custom_headers[1].name`, `parcel.weight`.
+ * is listed once, its field written as the client sent it: `webhook.custom_headers[1].name`,
+ * `shipment.parcel.weight`, `page_size`.
  */
 export function schemaError(issues: readonly z.core.$ZodIssue[], rules: InputRules, input: unknown): ApiError {
   const wrapperIssue = rules.wrapper ? issues.find((i) => i.path.length === 0 || (i.path.length === 1 && i.path[0] === rules.wrapper)) : undefined;
@@ -118,12 +119,34 @@ export function schemaError(issues: readonly z.core.$ZodIssue[], rules: InputRul
     const blank = value === undefined || value === null;
     return new ApiError('PARAMETER.REQUIRED', 'Missing required parameter.', [{ field: rules.wrapper, message: blank ? 'cannot be blank' : 'must be an object' }]);
   }
-  const pathOf = (i: z.core.$ZodIssue) => (rules.wrapper && i.path[0] === rules.wrapper ? i.path.slice(1) : i.path);
+  const inside = (i: z.core.$ZodIssue) => (rules.wrapper && i.path[0] === rules.wrapper ? i.path.slice(1) : i.path);
   const codeOf = (i: z.core.$ZodIssue) =>
-    (i as { params?: { code?: ErrorCode } }).params?.code ?? rules.fieldCodes?.[String(pathOf(i)[0])] ?? rules.code;
+    (i as { params?: { code?: ErrorCode } }).params?.code ?? rules.fieldCodes?.[String(inside(i)[0])] ?? rules.code;
   const code = codeOf(issues[0]!);
-  const details: ErrorDetail[] = issues.filter((i) => codeOf(i) === code).map((i) => ({ field: fieldOf(pathOf(i)), message: i.message }));
-  return new ApiError(code, rules.message, details);
+  const details = issues.filter((i) => codeOf(i) === code).map((i) => ({ field: fieldOf(i.path), message: i.message }));
+  return new ApiError(code, rules.message, distinct(details));
+}
+
+/**
+ * A handler's field error (the domain names fields inside the wrapper: `url`,
+ * `email`) as the client sent them: `webhook.url`, `user.email`.
+ */
+export function fieldsAsSent(err: unknown, rules: InputRules | undefined): unknown {
+  const wrapper = rules?.wrapper;
+  if (!wrapper || !(err instanceof ApiError) || !err.errors.some((d) => typeof d !== 'string')) return err;
+  const errors = err.errors.map((d) => (typeof d === 'string' || d.field === wrapper || d.field.startsWith(`${wrapper}.`) ? d : { ...d, field: `${wrapper}.${d.field}` }));
+  return new ApiError(err.code, err.message, errors);
+}
+
+/** Several checks of one field may fail alike (a pattern and a range): each problem is listed once. */
+function distinct(details: { field: string; message: string }[]): ErrorDetail[] {
+  const seen = new Set<string>();
+  return details.filter((d) => {
+    const key = `${d.field}\u0000${d.message}`;
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
 }
 
 function fieldOf(path: readonly PropertyKey[]): string {

@@ -59,12 +59,12 @@ describe('defineOperation', () => {
     expect(calls).toEqual(['before gone 10']);
   });
 
-  it('answers a bad body with the declared rules: wrapper, catalogue code, message, fields relative to the wrapper', async () => {
+  it('answers a bad body with the declared rules: wrapper, catalogue code, message, fields as the client sent them (wrapper included)', async () => {
     expect(await failure(op.run(raw({}), { known: ['big'] }))).toEqual({
       code: 'PARAMETER.REQUIRED', message: 'Missing required parameter.', errors: [{ field: 'thing', message: 'cannot be blank' }],
     });
     expect(await failure(op.run(raw({ thing: { size: 'x' } }), { known: ['big'] }))).toMatchObject({
-      code: 'WEBHOOK.INVALID', message: 'The thing could not be saved.', errors: [{ field: 'name', message: 'is required' }, { field: 'size' }],
+      code: 'WEBHOOK.INVALID', message: 'The thing could not be saved.', errors: [{ field: 'thing.name', message: 'is required' }, { field: 'thing.size' }],
     });
   });
 

@@ -3,7 +3,7 @@ import type { Config } from '../config';
 import { type Db, isDatabaseUnavailable } from '../db/database';
 import { ApiError } from '../errors/api-error';
 import { readiness, readinessAnswer } from '../health';
-import { debugEnabled, log } from '../log';
+import { log } from '../log';
 import { httpMetrics, routeTemplate } from '../metrics/http';
 import { METRICS_CONTENT_TYPE, metricsText, startProcessMetrics } from '../metrics/exposition';
 import { requireAdmin } from './admin-auth';
@@ -12,6 +12,7 @@ import { authenticate, forgetCallerAfterWrite, principal, requireProduction } fr
 import { answerOnce } from './idempotency';
 import { callerScope, OPERATOR_SCOPE } from '../idempotency/scope';
 import { keepRequestId, requestId, requestIdOf } from './request-id';
+import { requestLog } from './request-log';
 import { CALLER_BASE, CALLER_OPERATIONS, type CallerContext, OPERATOR_BASE, OPERATOR_OPERATIONS, type OperatorContext } from './operations';
 import type { PrincipalCache } from './principal-cache';
 import { createRateLimits, type RateLimits } from './rate-limit';
@@ -36,8 +37,7 @@ export function createApp(deps: AppDeps): Express {
   app.set('etag', false);
   app.set('query parser', 'simple');
   startProcessMetrics();
-  app.use(requestId, httpMetrics, collapseSlashes);
-  if (debugEnabled()) app.use(requestLog);
+  app.use(requestId, httpMetrics, requestLog, collapseSlashes);
   // Not strict: a well-formed body of the wrong shape ("x", 5, null) reaches the schema and gets a 422.
   app.use(express.json({ limit: '1mb', strict: false, type: ['application/json', 'application/*+json'] }), keepRequestId);
   app.use(referenceRoutes());
@@ -89,22 +89,6 @@ const collapseSlashes: RequestHandler = (req, _res, next) => {
   next();
 };
 
-/** With LOG_LEVEL=debug, one line per request (with its request id): method, route, path, status, time. Never headers or bodies. */
-const requestLog: RequestHandler = (req, res, next) => {
-  const started = process.hrtime.bigint();
-  res.on('finish', () => {
-    log.debug('request', {
-      request_id: requestIdOf(res),
-      method: req.method,
-      route: routeTemplate(req),
-      path: req.path,
-      status: res.statusCode,
-      ms: Number(process.hrtime.bigint() - started) / 1e6,
-    });
-  });
-  next();
-};
-
 /** Every non-2XX answer is the API's JSON error body (the API specification, 7); no stack or SQL reaches clients. */
 const errorBody: ErrorRequestHandler = (err, req, res, _next) => {
   let error: ApiError;
@@ -115,10 +99,10 @@ const errorBody: ErrorRequestHandler = (err, req, res, _next) => {
     error = new ApiError('BAD_REQUEST', 'The request could not be read.');
   } else if (isDatabaseUnavailable(err)) {
     // PostgreSQL restarting or unreachable: a bounded wait (database.ts), then "retry", never a 500.
-    log.warn('database unavailable', { method: req.method, path: req.path, error: String(err?.message ?? err).slice(0, 200) });
+    log.warn('database unavailable', { request_id: requestIdOf(res), method: req.method, route: routeTemplate(req, res), error: String(err?.message ?? err).slice(0, 200) });
     error = new ApiError('SERVICE_UNAVAILABLE', 'The database is unavailable; retry shortly.');
   } else {
-    log.error('unhandled error', { request_id: requestIdOf(res), method: req.method, route: routeTemplate(req), path: req.path, error: String(err?.message ?? err).slice(0, 500) });
+    log.error('unhandled error', { request_id: requestIdOf(res), method: req.method, route: routeTemplate(req, res), error: String(err?.message ?? err).slice(0, 500) });
     error = new ApiError('INTERNAL_SERVER_ERROR', 'An internal error occurred; please retry.');
   }
   if (res.headersSent) return;

@@ -24,7 +24,7 @@ export const ErrorBody = z
       errors: z.array(ErrorItem).openapi({ description: 'Field errors `{field, message}`, or plain strings: check the item type before reading.' }),
     }),
   })
-  .openapi('Error', { example: { error: { code: 'WEBHOOK.INVALID', message: 'The webhook could not be saved.', errors: [{ field: 'custom_headers[1].name', message: 'must be unique (names are case-insensitive)' }] } } });
+  .openapi('Error', { example: { error: { code: 'WEBHOOK.INVALID', message: 'The webhook could not be saved.', errors: [{ field: 'webhook.custom_headers[1].name', message: 'must be unique (names are case-insensitive)' }] } } });
 
 const json = (schema: z.ZodType) => ({ 'application/json': { schema } });
 const error = (description: string) => ({ description, content: json(ErrorBody) });

@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
 import express, { Router } from 'express';
 import { ApiError } from '../errors/api-error';
+import { servedAs } from '../metrics/http';
 import { OPENAPI_PATH, openapiJson } from './openapi';
 
 /**
@@ -37,6 +38,6 @@ export function referenceRoutes(): Router {
   router.get('/docs/swagger-initializer.js', (_req, res) => {
     res.type('application/javascript').send(INITIALIZER);
   });
-  router.use('/docs', express.static(SWAGGER_UI_DIR, { index: 'index.html', redirect: false }));
+  router.use('/docs', servedAs('/docs/*'), express.static(SWAGGER_UI_DIR, { index: 'index.html', redirect: false }));
   return router;
 }

@@ -1,5 +1,7 @@
 import { type Request, type RequestHandler, type Response, Router } from 'express';
 import { ApiError } from '../errors/api-error';
+import { noteRoute } from '../metrics/http';
+import { requireJsonBody } from './json-body';
 import type { Operation } from '../operation';
 import type { Answer } from './idempotency';
 
@@ -8,7 +10,7 @@ export type AnswerOnce = (req: Request, res: Response, perform: () => Promise<An
 
 /**
  * The Express router of a list of declared operations: one route per path, in the
- * order of the list, each method's guards and then the operation; a known path
+ * order of the list, each method's guards, a JSON body check and then the operation; a known path
  * called with another method answers 405 with `Allow` and the JSON error body.
  */
 export function operationRouter<Ctx>(
@@ -24,7 +26,7 @@ export function operationRouter<Ctx>(
     const route = router.route(path);
     for (const op of ops) {
       const verb = op.method.toLowerCase() as 'get' | 'post' | 'put' | 'patch' | 'delete';
-      route[verb](...guardsOf(op), async (req, res) => {
+      route[verb](...guardsOf(op), requireJsonBody, async (req, res) => {
         // Declared paths have named parameters only (no wildcards), so each is one string.
         const perform = async (): Promise<Answer> => ({
           status: op.status,
@@ -37,11 +39,14 @@ export function operationRouter<Ctx>(
       });
     }
     const allowed = ops.map((op) => op.method).join(', ');
-    route.all((_req, res) => {
+    route.all((req, res) => {
       res.setHeader('Allow', allowed);
-      throw new ApiError('METHOD_NOT_ALLOWED', `Method not supported for ${path}; use ${allowed}.`);
+      // The path as the client calls it: with its mount (`/v2`, `/admin/v1`).
+      throw new ApiError('METHOD_NOT_ALLOWED', `Method not supported for ${req.baseUrl}${path}; use ${allowed}.`);
     });
   }
+  // Last: an error of these routes leaves with its route template known (see noteRoute).
+  router.use(noteRoute);
   return router;
 }
 

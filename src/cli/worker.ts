@@ -18,7 +18,7 @@ export async function runWorker(baseConfig: Config): Promise<void> {
   registerEngineMetrics(db);
   const worker = await createWorker(config, db);
   const http = await startWorkerHttp(config, { db, temporal: async () => worker.client, temporalMetricsUrl });
-  log.info('worker running', { taskQueue: config.taskQueue, namespace: config.temporalNamespace, role: config.worker.role, http: `http://${config.worker.httpHost}:${http.port}` });
+  log.info('worker running', { task_queue: config.taskQueue, namespace: config.temporalNamespace, role: config.worker.role, http: `http://${config.worker.httpHost}:${http.port}` });
   // The launcher waits for this before it goes on; the port may have been 0 (any free).
   reportReady({ httpPort: http.port });
   await worker.run();

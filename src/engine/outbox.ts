@@ -72,13 +72,13 @@ export function startDispatcher(opts: DispatcherOptions): { stop(): Promise<void
     deliveryMetrics.claimed(events.length);
     const starts = await Promise.allSettled(events.map((e) => startDelivery(client, config, e, e.targets, { eager: true })));
     const started = events.filter((_, i) => starts[i]!.status === 'fulfilled').map((e) => e.id);
-    const refused: { id: string; error: string }[] = [];
+    const refused: { id: string; user_id: string; error: string }[] = [];
     const failed: string[] = [];
     let transientError: unknown;
     events.forEach((e, i) => {
       const s = starts[i]!;
       if (s.status === 'fulfilled') return;
-      if (isPermanentStartFailure(s.reason)) refused.push({ id: e.id, error: errorText(s.reason) });
+      if (isPermanentStartFailure(s.reason)) refused.push({ id: e.id, user_id: e.user_id, error: errorText(s.reason) });
       else {
         failed.push(e.id);
         transientError ??= s.reason;
@@ -94,11 +94,12 @@ export function startDispatcher(opts: DispatcherOptions): { stop(): Promise<void
     deliveryMetrics.startsFailed('transient', failed.length);
     deliveryMetrics.startsFailed('incident', refused.length);
     for (const r of refused) {
-      // Once per event: it is not claimed again until an operator replays it.
-      log.error('Temporal refused to start the delivery workflow; the event is marked as a dispatch incident (replay it once the cause is fixed)', { event_id: r.id, error: r.error.slice(0, 300) });
+      // Once per event: it is not claimed again until an operator replays it (that is the action asked for).
+      log.warn('dispatch incident: Temporal refused to start the delivery workflow; replay the event once the cause is fixed', { event_id: r.id, user_id: r.user_id, error: r.error.slice(0, 300) });
     }
     if (failed.length) {
-      log.warn('delivery starts failed; the next pass retries them', { count: failed.length, error: errorText(transientError).slice(0, 200) });
+      // Self-healing (Temporal slow or restarting): info; a lasting outage shows in the outbox lag metric and readiness.
+      log.info('delivery starts failed; the next pass retries them', { count: failed.length, error: errorText(transientError).slice(0, 200) });
     }
     batchSize = failed.length ? Math.max(MIN_BATCH_SIZE, Math.floor(batchSize / 2)) : Math.min(BATCH_SIZE, batchSize * 2);
     return { claimed: events.length, failed: failed.length };

@@ -35,10 +35,17 @@ export async function installTemporalRuntime(config: Config): Promise<string> {
 /** A Temporal SDK logger that writes shiphook's log lines (also for the workflow bundler). */
 export const temporalLogger = (level: LogLevel) => new DefaultLogger(level, forward);
 
+/**
+ * The SDK (1.24) warns this whenever a Worker is given activities only, which is how the
+ * `retries` role is meant to run (it has no option to say so): nothing for an operator to do.
+ */
+const ACTIVITIES_ONLY_NOTICE = 'No workflows registered, not polling for workflow tasks';
+
 /** One SDK log entry as a shiphook log line; a delivery workflow's id is its event's id. */
 function forward(entry: LogEntry): void {
   const meta: Record<string, unknown> = { source: 'temporal', ...entry.meta };
   delete meta.taskToken; // a capability to complete the activity: not for logs
   if (meta.workflowType === deliverEvent.name && typeof meta.workflowId === 'string') meta.event_id = meta.workflowId;
-  log[LEVEL[entry.level]](entry.message, meta);
+  const level = entry.message === ACTIVITIES_ONLY_NOTICE ? 'debug' : LEVEL[entry.level];
+  log[level](entry.message, meta);
 }

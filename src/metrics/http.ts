@@ -1,4 +1,4 @@
-import type { Request, RequestHandler } from 'express';
+import type { ErrorRequestHandler, Request, RequestHandler, Response } from 'express';
 import { Counter, Histogram } from 'prom-client';
 
 /**
@@ -20,26 +20,39 @@ const duration = new Histogram({
 
 const METHODS = new Set(['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS']);
 
-/** Where the api mounts its routers (app.ts): a route's path is relative to one of them. */
-const MOUNTS = ['/v2', '/admin/v1'];
+/**
+ * What a request is counted (and logged) under: its mount and matched route's
+ * template (`/v2/webhooks/:id`), or what `noteRoute` kept; `unmatched` when no
+ * route matched (an unknown path, or refused before routing, e.g. by authentication).
+ */
+export function routeTemplate(req: Request, res: Response): string {
+  const kept: unknown = res.locals.route;
+  if (typeof kept === 'string') return kept;
+  const path = req.route?.path;
+  return typeof path === 'string' ? req.baseUrl + path : 'unmatched';
+}
 
 /**
- * What a request is counted under: the matched route's template; `unmatched` when
- * none matched (unknown path, or refused before routing, e.g. by authentication).
- * Once an error has left a router, Express has restored `baseUrl` to '', so the
- * mount is found from the path.
+ * Once an error has left a mounted router, Express has restored `baseUrl` to '' and
+ * the template would lose its mount: the last layer of a mounted router
+ * (`router.use(noteRoute)`; it sees only that router's errors) keeps the template
+ * while the mount is still known.
  */
-export function routeTemplate(req: Request): string {
-  const path = req.route?.path;
-  if (typeof path !== 'string') return 'unmatched';
-  const base = req.baseUrl || (MOUNTS.find((m) => req.path.startsWith(m + '/')) ?? '');
-  return base + path;
-}
+export const noteRoute: ErrorRequestHandler = (err, req, res, next) => {
+  res.locals.route ??= routeTemplate(req, res);
+  next(err);
+};
+
+/** For what is served without a route (a static folder): the template to count it under. */
+export const servedAs = (template: string): RequestHandler => (_req, res, next) => {
+  res.locals.route = template;
+  next();
+};
 
 export const httpMetrics: RequestHandler = (req, res, next) => {
   const started = process.hrtime.bigint();
   res.once('finish', () => {
-    const route = routeTemplate(req);
+    const route = routeTemplate(req, res);
     requests.inc({ route, method: METHODS.has(req.method) ? req.method : 'other', status: `${Math.floor(res.statusCode / 100)}xx` });
     duration.observe({ route }, Number(process.hrtime.bigint() - started) / 1e9);
   });

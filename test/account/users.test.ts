@@ -79,10 +79,10 @@ describe('PATCH /users', () => {
     const acct = await createAccount(sys, { password: 'first password' });
     const missing = await call(sys, 'PATCH', '/users', { key: acct.prodKey, body: { user: { email: 'new@example.com' } } });
     expect(missing.status).toBe(422);
-    expect(errorOf(missing).errors).toContainEqual({ field: 'current_password', message: expect.stringMatching(/required/) });
+    expect(errorOf(missing).errors).toContainEqual({ field: 'user.current_password', message: expect.stringMatching(/required/) });
     const wrong = await call(sys, 'PATCH', '/users', { key: acct.prodKey, body: { user: { password: 'second password', current_password: 'nope' } } });
     expect(wrong.status).toBe(422);
-    expect(errorOf(wrong).errors).toContainEqual({ field: 'current_password', message: 'is incorrect' });
+    expect(errorOf(wrong).errors).toContainEqual({ field: 'user.current_password', message: 'is incorrect' });
 
     const email = `changed${Date.now()}@example.com`;
     const ok = await call(sys, 'PATCH', '/users', { key: acct.prodKey, body: { user: { email, password: 'second password', current_password: 'first password' } } });
@@ -101,7 +101,7 @@ describe('PATCH /users', () => {
     const res = await call(sys, 'PATCH', '/users', { key: acct.prodKey, body: { user: { name: '', recharge_amount: 'lots', email: 'nope' } } });
     expect(res.status).toBe(422);
     expect(errorOf(res).code).toBe('USER.INVALID');
-    expect(errorOf(res).errors.map((e: any) => e.field).sort()).toEqual(['email', 'name', 'recharge_amount']);
+    expect(errorOf(res).errors.map((e: any) => e.field).sort()).toEqual(['user.email', 'user.name', 'user.recharge_amount']);
     const me = await call(sys, 'GET', '/users', { key: acct.prodKey });
     expect(me.body.name).toBe('Test User');
   });
@@ -152,7 +152,7 @@ describe('children', () => {
   it('a child needs a name', async () => {
     const res = await call(sys, 'POST', '/users', { key: parent.prodKey, body: { user: {} } });
     expect(res.status).toBe(422);
-    expect(errorOf(res).errors).toEqual([{ field: 'name', message: 'cannot be blank' }]);
+    expect(errorOf(res).errors).toEqual([{ field: 'user.name', message: 'cannot be blank' }]);
   });
 
   it('DELETE /users/:id removes a child and its keys stop working', async () => {

@@ -93,7 +93,7 @@ describe('error bodies (the API specification, 7)', () => {
   it('a field of the wrong type → 422 with the field named', async () => {
     const res = await call(sys, 'PATCH', '/users', { key: acct.prodKey, body: { user: { name: ['x'] } } });
     expect(res.status).toBe(422);
-    expect(errorOf(res)).toEqual({ code: 'USER.INVALID', message: 'The user could not be updated.', errors: [{ field: 'name', message: 'must be a string' }] });
+    expect(errorOf(res)).toEqual({ code: 'USER.INVALID', message: 'The user could not be updated.', errors: [{ field: 'user.name', message: 'must be a string' }] });
     const wrapper = await call(sys, 'PATCH', '/users', { key: acct.prodKey, body: { user: 'x' } });
     expect(errorOf(wrapper).errors).toEqual([{ field: 'user', message: 'must be an object' }]);
   });

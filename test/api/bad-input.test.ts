@@ -32,15 +32,15 @@ const deep = (depth: number) => JSON.parse('['.repeat(depth) + ']'.repeat(depth)
 describe('NUL characters never reach PostgreSQL', () => {
   it('user name and phone, webhook secret, shipment address and reference → 422', async () => {
     const before = await user();
-    expectRefused(await call(sys, 'PATCH', '/users', { key: acct.prodKey, body: { user: { name: 'a\u0000b' } } }), 422, 'USER.INVALID', 'name');
-    expectRefused(await call(sys, 'PATCH', '/users', { key: acct.prodKey, body: { user: { phone_number: '555\u0000' } } }), 422, 'USER.INVALID', 'phone_number');
+    expectRefused(await call(sys, 'PATCH', '/users', { key: acct.prodKey, body: { user: { name: 'a\u0000b' } } }), 422, 'USER.INVALID', 'user.name');
+    expectRefused(await call(sys, 'PATCH', '/users', { key: acct.prodKey, body: { user: { phone_number: '555\u0000' } } }), 422, 'USER.INVALID', 'user.phone_number');
     expect(await user()).toEqual(before);
-    expectRefused(await call(sys, 'POST', '/webhooks', { key: acct.testKey, body: { webhook: { url: 'https://example.com/h', webhook_secret: 's\u0000' } } }), 422, 'WEBHOOK.INVALID', 'webhook_secret');
+    expectRefused(await call(sys, 'POST', '/webhooks', { key: acct.testKey, body: { webhook: { url: 'https://example.com/h', webhook_secret: 's\u0000' } } }), 422, 'WEBHOOK.INVALID', 'webhook.webhook_secret');
     expect((await call(sys, 'GET', '/webhooks', { key: acct.testKey })).body.webhooks).toEqual([]);
     const from = { ...SHIPMENT.from_address, street1: '1 Main\u0000 St' };
-    expectRefused(await call(sys, 'POST', '/shipments', { key: acct.testKey, body: { shipment: { ...SHIPMENT, from_address: from } } }), 422, 'SHIPMENT.INVALID', 'from_address.street1');
-    expectRefused(await call(sys, 'POST', '/shipments', { key: acct.testKey, body: { shipment: { ...SHIPMENT, reference: 'r\u0000' } } }), 422, 'SHIPMENT.INVALID_PARAMS', 'reference');
-    expectRefused(await call(sys, 'POST', '/end_shippers', { key: acct.testKey, body: { address: { name: 'x\u0000' } } }), 422, 'ADDRESS.PARAMETERS.INVALID_CHARACTER', 'name');
+    expectRefused(await call(sys, 'POST', '/shipments', { key: acct.testKey, body: { shipment: { ...SHIPMENT, from_address: from } } }), 422, 'SHIPMENT.INVALID', 'shipment.from_address.street1');
+    expectRefused(await call(sys, 'POST', '/shipments', { key: acct.testKey, body: { shipment: { ...SHIPMENT, reference: 'r\u0000' } } }), 422, 'SHIPMENT.INVALID_PARAMS', 'shipment.reference');
+    expectRefused(await call(sys, 'POST', '/end_shippers', { key: acct.testKey, body: { address: { name: 'x\u0000' } } }), 422, 'ADDRESS.PARAMETERS.INVALID_CHARACTER', 'address.name');
   });
 
   it('operator user and event fields → 422', async () => {
@@ -64,7 +64,7 @@ describe('lone UTF-16 surrogates', () => {
     expectRefused(await call(sys, 'POST', '/admin/v1/events', { headers: admin, body: { ...event, result: { object: 'Batch', x: '\ud800' } } }), 422, 'PARAMETER.FORBIDDEN', 'result');
     expectRefused(await call(sys, 'POST', '/admin/v1/events', { headers: admin, body: { ...event, previous_attributes: { status: 'a\udc00' } } }), 422, 'PARAMETER.FORBIDDEN', 'previous_attributes');
     const to = { ...SHIPMENT.to_address, city: 'San \ud800Francisco' };
-    expectRefused(await call(sys, 'POST', '/shipments', { key: acct.testKey, body: { shipment: { ...SHIPMENT, to_address: to } } }), 422, 'SHIPMENT.INVALID', 'to_address.city');
+    expectRefused(await call(sys, 'POST', '/shipments', { key: acct.testKey, body: { shipment: { ...SHIPMENT, to_address: to } } }), 422, 'SHIPMENT.INVALID', 'shipment.to_address.city');
     expect((await call(sys, 'GET', '/events', { key: acct.testKey })).body.events).toEqual([]);
     // A well-formed pair is fine.
     const ok = await call(sys, 'POST', '/admin/v1/events', { headers: admin, body: { ...event, result: { object: 'Batch', x: '📦' } } });
@@ -75,7 +75,7 @@ describe('lone UTF-16 surrogates', () => {
 describe('numbers that overflow their column', () => {
   it.each([9007199254740992, 1e20, '99999999999999999999', '1e5', -1])('recharge_amount %s → 422, balance unchanged', async (value) => {
     const before = await user();
-    expectRefused(await call(sys, 'PATCH', '/users', { key: acct.prodKey, body: { user: { recharge_amount: value } } }), 422, 'USER.INVALID', 'recharge_amount');
+    expectRefused(await call(sys, 'PATCH', '/users', { key: acct.prodKey, body: { user: { recharge_amount: value } } }), 422, 'USER.INVALID', 'user.recharge_amount');
     expect(await user()).toEqual(before);
   });
 
@@ -87,7 +87,7 @@ describe('numbers that overflow their column', () => {
   });
 
   it('parcel weight beyond the maximum → PARCEL.PARAMETERS.INVALID', async () => {
-    expectRefused(await call(sys, 'POST', '/shipments', { key: acct.testKey, body: { shipment: { ...SHIPMENT, parcel: { weight: 1e308 } } } }), 422, 'PARCEL.PARAMETERS.INVALID', 'parcel.weight');
+    expectRefused(await call(sys, 'POST', '/shipments', { key: acct.testKey, body: { shipment: { ...SHIPMENT, parcel: { weight: 1e308 } } } }), 422, 'PARCEL.PARAMETERS.INVALID', 'shipment.parcel.weight');
   });
 });
 
@@ -96,7 +96,7 @@ describe('deep nesting', () => {
     // Written by hand: JSON.stringify itself overflows the stack on such a value.
     const nested = '['.repeat(5000) + ']'.repeat(5000);
     const shipment = JSON.stringify({ shipment: { ...SHIPMENT, options: { a: 'NESTED' } } }).replace('"NESTED"', nested);
-    expectRefused(await call(sys, 'POST', '/shipments', { key: acct.testKey, rawBody: shipment }), 422, 'SHIPMENT.OPTIONS.INVALID', 'options');
+    expectRefused(await call(sys, 'POST', '/shipments', { key: acct.testKey, rawBody: shipment }), 422, 'SHIPMENT.OPTIONS.INVALID', 'shipment.options');
     const event = JSON.stringify({ user_id: acct.user.id, mode: 'test', description: 'batch.created', result: { object: 'Batch', a: 'NESTED' } }).replace('"NESTED"', nested);
     expectRefused(await call(sys, 'POST', '/admin/v1/events', { headers: admin, rawBody: event }), 422, 'PARAMETER.FORBIDDEN', 'result');
     // 32 levels are allowed and come back as sent.
@@ -109,19 +109,19 @@ describe('deep nesting', () => {
 describe('unbounded strings', () => {
   it('a 990 kB phone_number or shipment city → 422', async () => {
     const before = await user();
-    expectRefused(await call(sys, 'PATCH', '/users', { key: acct.prodKey, body: { user: { phone_number: '5'.repeat(990_000) } } }), 422, 'USER.INVALID', 'phone_number');
+    expectRefused(await call(sys, 'PATCH', '/users', { key: acct.prodKey, body: { user: { phone_number: '5'.repeat(990_000) } } }), 422, 'USER.INVALID', 'user.phone_number');
     expect(await user()).toEqual(before);
     const to = { ...SHIPMENT.to_address, city: 'x'.repeat(990_000) };
-    expectRefused(await call(sys, 'POST', '/shipments', { key: acct.testKey, body: { shipment: { ...SHIPMENT, to_address: to } } }), 422, 'SHIPMENT.INVALID', 'to_address.city');
+    expectRefused(await call(sys, 'POST', '/shipments', { key: acct.testKey, body: { shipment: { ...SHIPMENT, to_address: to } } }), 422, 'SHIPMENT.INVALID', 'shipment.to_address.city');
   });
 });
 
 describe('custom header names that would break or smuggle the request', () => {
   it.each(['Host', 'Content-Length', 'Transfer-Encoding', 'Connection', 'Keep-Alive', 'Upgrade', 'TE', 'Expect', 'Proxy-Authorization', 'content-type', 'User-Agent', 'Authorization'])(
-    '%s → WEBHOOK.INVALID on custom_headers[0].name',
+    '%s → WEBHOOK.INVALID on webhook.custom_headers[0].name',
     async (name) => {
       const res = await call(sys, 'POST', '/webhooks', { key: acct.testKey, body: { webhook: { url: 'https://example.com/h', custom_headers: [{ name, value: 'v' }] } } });
-      expectRefused(res, 422, 'WEBHOOK.INVALID', 'custom_headers[0].name');
+      expectRefused(res, 422, 'WEBHOOK.INVALID', 'webhook.custom_headers[0].name');
     },
   );
 });
@@ -131,7 +131,7 @@ describe('current_password (the API specification, 4.5)', () => {
     const a = await createAccount(sys);
     for (const change of [{ email: 'new@example.com' }, { password: 'a new password' }]) {
       const res = await call(sys, 'PATCH', '/users', { key: a.prodKey, body: { user: change } });
-      expectRefused(res, 422, 'USER.INVALID', 'current_password');
+      expectRefused(res, 422, 'USER.INVALID', 'user.current_password');
       expect(errorOf(res).errors[0].message).toMatch(/no password.*operator/);
     }
     const row = await sys.db.selectFrom('users').select(['email', 'password_hash']).where('id', '=', a.user.id).executeTakeFirstOrThrow();

@@ -7,6 +7,7 @@ import { describe, expect, inject, it } from 'vitest';
 import { freePort } from '../../src/launcher/ports';
 import { call, createAccount } from '../support/http';
 import { logFile } from '../support/log-capture';
+import { eventually } from '../support/receiver';
 import { startSystem } from '../support/system';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -86,7 +87,8 @@ describe('request ids', () => {
       expect(missing.status).toBe(404);
       expect(missing.headers.get('x-request-id')).toBe(`${sent}-404`);
 
-      const lines = logLines();
+      // A request's line is written once its answer is done, which may be just after the client has read it.
+      const lines = await eventually(async () => { const all = logLines(); return all.some((l) => l.request_id === `${sent}-404` && l.msg === 'request') ? all : undefined; }, 10_000, 'the request lines');
       expect(lines.filter((l) => l.request_id === sent)).toEqual([expect.objectContaining({ msg: 'request', route: '/v2/webhooks', status: 200, method: 'GET' })]);
       expect(lines.filter((l) => l.request_id === `${sent}-404`)).toEqual([expect.objectContaining({ msg: 'request', route: 'unmatched', status: 404 })]);
       expect(lines.some((l) => l.request_id === 'two words')).toBe(false);
@@ -104,7 +106,7 @@ describe('request ids', () => {
       expect(res.status).toBeGreaterThanOrEqual(500);
       expect(JSON.stringify(res.body)).not.toMatch(/destroyed|stack|at /);
       const id = res.headers.get('x-request-id')!;
-      const lines = logLines().filter((l) => l.request_id === id);
+      const lines = await eventually(async () => { const mine = logLines().filter((l) => l.request_id === id); return mine.some((l) => l.msg === 'request') ? mine : undefined; }, 10_000, 'the request line');
       expect(lines.some((l) => l.level === 'error' || l.level === 'warn')).toBe(true);
       expect(lines.some((l) => l.msg === 'request' && l.status === res.status)).toBe(true);
     } finally {

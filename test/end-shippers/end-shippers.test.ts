@@ -50,7 +50,7 @@ describe('EndShippers', () => {
     expect(res.status).toBe(422);
     const err = errorOf(res);
     expect(err.code).toBe('ADDRESS.PARAMETERS.INVALID');
-    expect(err.errors.map((e: any) => e.field).sort()).toEqual(['city', 'email', 'name', 'phone', 'state', 'street1', 'zip']);
+    expect(err.errors.map((e: any) => e.field).sort()).toEqual(['address.city', 'address.email', 'address.name', 'address.phone', 'address.state', 'address.street1', 'address.zip']);
     const missing = await call(sys, 'POST', '/end_shippers', { key: acct.testKey, body: {} });
     expect(errorOf(missing).code).toBe('PARAMETER.REQUIRED');
   });
@@ -60,14 +60,14 @@ describe('EndShippers', () => {
     expect(bad.status).toBe(422);
     expect(errorOf(bad).code).toBe('ADDRESS.COUNTRY.INVALID');
     const ca = await post({ ...ADDRESS, country: 'CA' });
-    expect(errorOf(ca)).toMatchObject({ code: 'ADDRESS.PARAMETERS.INVALID', errors: [{ field: 'country', message: expect.stringMatching(/US/) }] });
+    expect(errorOf(ca)).toMatchObject({ code: 'ADDRESS.PARAMETERS.INVALID', errors: [{ field: 'address.country', message: expect.stringMatching(/US/) }] });
   });
 
   it('control characters → ADDRESS.PARAMETERS.INVALID_CHARACTER; bad zip, state, phone, email → field errors', async () => {
     const ctl = await post({ ...ADDRESS, street1: '388 Townsend\u0007 St' });
-    expect(errorOf(ctl)).toMatchObject({ code: 'ADDRESS.PARAMETERS.INVALID_CHARACTER', errors: [{ field: 'street1' }] });
+    expect(errorOf(ctl)).toMatchObject({ code: 'ADDRESS.PARAMETERS.INVALID_CHARACTER', errors: [{ field: 'address.street1' }] });
     const bad = await post({ ...ADDRESS, zip: '941', state: 'Atlantis', phone: '12', email: 'nope' });
-    expect(errorOf(bad).errors.map((e: any) => e.field).sort()).toEqual(['email', 'phone', 'state', 'zip']);
+    expect(errorOf(bad).errors.map((e: any) => e.field).sort()).toEqual(['address.email', 'address.phone', 'address.state', 'address.zip']);
   });
 
   it('PUT requires the whole address again and replaces it', async () => {

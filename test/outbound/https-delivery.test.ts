@@ -47,7 +47,7 @@ describe('delivery over HTTPS with http disallowed', () => {
     const acct = await createAccount(iso.api);
     const res = await call(iso.api, 'POST', '/webhooks', { key: acct.testKey, body: { webhook: { url: receivers.plain!.url } } });
     expect(res.status).toBe(422);
-    expect(errorOf(res)).toMatchObject({ code: 'WEBHOOK.INVALID', errors: [{ field: 'url', message: 'must use https' }] });
+    expect(errorOf(res)).toMatchObject({ code: 'WEBHOOK.INVALID', errors: [{ field: 'webhook.url', message: 'must use https' }] });
     expect((await call(iso.api, 'GET', '/webhooks', { key: acct.testKey })).body.webhooks).toEqual([]);
   });
 

@@ -38,7 +38,7 @@ describe('POST /shipments', () => {
     expect(errorOf(none)).toEqual({ code: 'PARAMETER.REQUIRED', message: 'Missing required parameter.', errors: [{ field: 'shipment', message: 'cannot be blank' }] });
     const noAddr = await call(sys, 'POST', '/shipments', { key: acct.testKey, body: { shipment: { parcel: SHIPMENT.parcel } } });
     expect(noAddr.status).toBe(422);
-    expect(errorOf(noAddr)).toMatchObject({ code: 'SHIPMENT.INVALID', errors: [{ field: 'from_address' }, { field: 'to_address' }] });
+    expect(errorOf(noAddr)).toMatchObject({ code: 'SHIPMENT.INVALID', errors: [{ field: 'shipment.from_address' }, { field: 'shipment.to_address' }] });
     const noParcel = await call(sys, 'POST', '/shipments', { key: acct.testKey, body: { shipment: { ...SHIPMENT, parcel: undefined } } });
     expect(errorOf(noParcel).code).toBe('PARCEL.PARAMETERS.INVALID');
     const badDims = await call(sys, 'POST', '/shipments', { key: acct.testKey, body: { shipment: { ...SHIPMENT, parcel: { weight: 10, length: 5 } } } });

@@ -51,9 +51,9 @@ describe('POST /webhooks', () => {
     expect(errorOf(none).code).toBe('PARAMETER.REQUIRED');
     const noUrl = await create(acct.testKey, {});
     expect(noUrl.status).toBe(422);
-    expect(errorOf(noUrl)).toMatchObject({ code: 'WEBHOOK.INVALID', errors: [{ field: 'url', message: 'cannot be blank' }] });
+    expect(errorOf(noUrl)).toMatchObject({ code: 'WEBHOOK.INVALID', errors: [{ field: 'webhook.url', message: 'cannot be blank' }] });
     const ftp = await create(acct.testKey, { url: 'ftp://example.com/x' });
-    expect(errorOf(ftp).errors[0]).toEqual({ field: 'url', message: 'must use https' });
+    expect(errorOf(ftp).errors[0]).toEqual({ field: 'webhook.url', message: 'must use https' });
   });
 
   const cases: [string, unknown, string, RegExp][] = [
@@ -75,7 +75,7 @@ describe('POST /webhooks', () => {
     expect(res.status).toBe(422);
     const err = errorOf(res);
     expect(err.code).toBe('WEBHOOK.INVALID');
-    expect(err.errors).toContainEqual({ field, message: expect.stringMatching(message) });
+    expect(err.errors).toContainEqual({ field: `webhook.${field}`, message: expect.stringMatching(message) });
     const after = await call(sys, 'GET', '/webhooks', { key: acct.testKey });
     expect(after.body.webhooks).toHaveLength(before.body.webhooks.length);
   });

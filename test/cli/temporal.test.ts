@@ -1,0 +1,79 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { writeDevState } from '../../src/cli/dev-state';
+import { eventStatus, publish, webhook } from '../support/events';
+import { createAccount } from '../support/http';
+import { startReceiver, status, type Receiver } from '../support/receiver';
+import { startSystem, type TestSystem } from '../support/system';
+
+const CLI = new URL('../../bin/shiphook.mjs', import.meta.url).pathname;
+const exec = promisify(execFile);
+
+/** `npx shiphook temporal …` as an operator types it; only the given variables beyond the test process's own (TEMPORAL_ADDRESS removed). */
+async function shiphookTemporal(args: string[], env: Record<string, string>) {
+  const { TEMPORAL_ADDRESS: _ignored, ...base } = process.env;
+  return exec(process.execPath, [CLI, 'temporal', ...args], { env: { ...base, ...env }, timeout: 60_000 });
+}
+const workflowIds = (json: string): string[] => {
+  const text = json.trim();
+  if (!text) return [];
+  // `-o json` prints an array, or one object per line depending on the CLI's version.
+  const parsed = text.startsWith('[') ? (JSON.parse(text) as unknown[]) : text.split('\n').map((l) => JSON.parse(l) as unknown);
+  return parsed.map((w) => (w as { execution: { workflowId: string } }).execution.workflowId);
+};
+
+let sys: TestSystem;
+let ok: Receiver;
+let down: Receiver;
+let dataDir: string;
+
+beforeAll(async () => {
+  sys = await startSystem();
+  ok = await startReceiver(status(200));
+  down = await startReceiver(status(503));
+  dataDir = mkdtempSync(path.join(tmpdir(), 'shiphook-temporal-cli-'));
+});
+afterAll(async () => {
+  await Promise.all([ok.close(), down.close(), sys.close()]);
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+describe('shiphook temporal', () => {
+  it("runs the provisioned temporal CLI with the README's queries: one event's runs, a webhook's failing deliveries", async () => {
+    // Paths of their own: a port may have served another test file's receiver earlier in the run.
+    const okUrl = `${ok.url}/temporal-cli-${process.pid}-${Date.now()}`;
+    const downUrl = `${down.url}/temporal-cli-${process.pid}-${Date.now()}`;
+    const acct = await createAccount(sys);
+    await webhook(sys, acct.testKey, okUrl);
+    const failingAcct = await createAccount(sys);
+    await webhook(sys, failingAcct.testKey, downUrl);
+    const delivered = await publish(sys, acct.user.id, 'test');
+    const failed = await publish(sys, failingAcct.user.id, 'test');
+    await eventStatus(sys, acct.testKey, delivered.id, 'completed');
+    await eventStatus(sys, failingAcct.testKey, failed.id, 'failed', 30_000);
+    const env = { TEMPORAL_ADDRESS: inject('temporalAddress') };
+
+    const runs = await shiphookTemporal(['workflow', 'list', '--query', `ShiphookEventId='${delivered.id}'`, '-o', 'json'], env);
+    expect(workflowIds(runs.stdout)).toEqual([delivered.id]);
+
+    const failing = await shiphookTemporal(['workflow', 'list', '--query', `ShiphookWebhookUrls='${downUrl}' AND ShiphookEventStatus IN ('retrying','failed')`, '-o', 'json'], env);
+    expect(workflowIds(failing.stdout)).toEqual([failed.id]);
+    const fine = await shiphookTemporal(['workflow', 'list', '--query', `ShiphookWebhookUrls='${okUrl}' AND ShiphookEventStatus IN ('retrying','failed')`, '-o', 'json'], env);
+    expect(workflowIds(fine.stdout)).toEqual([]);
+  });
+
+  it("finds the running `npm start`'s dev server without TEMPORAL_ADDRESS, and passes the CLI's exit status on", async () => {
+    writeDevState(dataDir, { databaseUrl: 'postgres://unused', temporalAddress: inject('temporalAddress'), pid: process.pid });
+    const listed = await shiphookTemporal(['workflow', 'list', '--limit', '1', '-o', 'json'], { SHIPHOOK_DATA_DIR: dataDir });
+    expect(workflowIds(listed.stdout)).toHaveLength(1);
+
+    const missing = await shiphookTemporal(['workflow', 'describe', '--workflow-id', 'evt_no_such_event'], { SHIPHOOK_DATA_DIR: dataDir }).catch((err: { code: number; stderr: string }) => err);
+    expect(missing).toMatchObject({ code: expect.any(Number) });
+    expect((missing as { code: number }).code).not.toBe(0);
+    expect((missing as { stderr: string }).stderr).toMatch(/not found/i);
+  });
+});
