@@ -78,7 +78,7 @@ export async function replayEvent(db: Db, deps: TemporalDeps, eventId: string, o
     // It may have carried a broad replay's mark, now cleared.
     await endReplays(db, [row.replay_id]);
   } catch (err) {
-    log.warn('replay start deferred to the dispatcher', { event_id: row.id, error: String((err as Error).message).slice(0, 200) });
+    log.info('replay start deferred to the dispatcher', { event_id: row.id, error: String((err as Error).message).slice(0, 200) });
     await releaseClaims(db, [row.id]).catch(() => undefined); // or its lease runs out
   }
   return eventView(row, urls);

@@ -25,6 +25,7 @@ import { ApiError } from '../errors/api-error';
 import { parseInput } from '../schema';
 import { TEST_EVENT_INPUT, TestEventBody, UpdateWebhookBody, WEBHOOK_INPUT, WebhookCreate } from '../webhooks/webhooks.schema';
 import { log } from '../log';
+import { routeTemplate } from '../metrics/http';
 import { hourlyAttempts, recentAttempts } from '../webhooks/delivery-history';
 import { eventPage, eventsPage } from './event-pages';
 import { headersFrom } from './header-form';
@@ -248,7 +249,8 @@ export function portalRouter(deps: TemporalDeps & { db: Db }): Router {
       res.status(err.status).type('html').send(bare('Refused', `${err.message}${err.errors.length ? ` (${err.errors.map((e) => (typeof e === 'string' ? e : `${e.field}: ${e.message}`)).join('; ')})` : ''}`));
       return;
     }
-    log.error('portal error', { path: req.path, error: String((err as Error)?.message ?? err).slice(0, 300) });
+    // The route's template, never its path: a login path holds the link's token.
+    log.error('portal error', { route: routeTemplate(req, res), error: String((err as Error)?.message ?? err).slice(0, 300) });
     res.status(500).type('html').send(bare('Something went wrong', 'The portal could not do that; please try again.'));
   });
   return router;
