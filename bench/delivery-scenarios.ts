@@ -2,6 +2,7 @@ import { account, addWebhook, pool, publish, replayAll, verifyEvents, waitUntil 
 import { startCostMeter } from './cost';
 import { round } from './processes';
 import { type BenchReceiver, percentiles, startBenchReceiver } from './receivers';
+import { startStorageMeter } from './storage';
 import type { BenchSystem } from './system';
 
 export async function threeReceivers(sys: BenchSystem, name: string) {
@@ -17,7 +18,7 @@ export const lostOn = (receivers: BenchReceiver[], ids: string[]) => ids.filter(
 /** 1. Burst: N events as fast as the operator API accepts them (32 in flight), 3 webhooks each. */
 export async function burst(sys: BenchSystem, n: number, waitMs: number) {
   const { acct, receivers } = await threeReceivers(sys, 'burst');
-  const meter = await startCostMeter(sys);
+  const [meter, storage] = await Promise.all([startCostMeter(sys), startStorageMeter(sys)]);
   const t0 = performance.now();
   const ids: string[] = [];
   await pool(n, 32, async () => { ids.push(await publish(sys.origin, acct.userId)); });
@@ -27,6 +28,7 @@ export async function burst(sys: BenchSystem, n: number, waitMs: number) {
   // The last attempts record their outcome after the receiver answered: wait for the runs to end.
   const settled = await settle(sys, 30_000, acct.userId);
   const cost = await meter.stop(n, spread(ids, 25));
+  const stored = await storage.stop(n);
   const verified = await verifyEvents(sys.origin, acct.testKey, ids, 3);
   await Promise.all(receivers.map((r) => r.close()));
   const acked = Math.min(...receivers.map((r) => ids.filter((id) => r.acknowledged.has(id)).length));
@@ -46,6 +48,8 @@ export async function burst(sys: BenchSystem, n: number, waitMs: number) {
     api_view: verified,
     // Publishing, delivering and settling, divided by the events.
     cost,
+    // What each delivered event (3 URLs, one attempt each) left on disk.
+    storage_per_delivered_event: stored,
   };
 }
 
