@@ -18,14 +18,15 @@ export async function tableBytes(db: pg.Client): Promise<Record<string, number>>
 }
 
 /**
- * The dev server's SQLite store (file, write-ahead log and its index) in bytes: every
- * workflow's mutable state, history and visibility row. SQLite reuses freed pages but
- * never gives them back, so this is the store's high-water mark. Undefined while the
+ * The dev server's SQLite store in bytes (the database file, and its write-ahead log if
+ * it keeps one; the rollback journal is a transaction's scratch copy): every workflow's
+ * mutable state, history and visibility row. SQLite reuses freed pages but never gives
+ * them back, so this is the store's high-water mark. Undefined while the
  * store is in memory (run with --temporal-file) or Temporal is external.
  */
 export function temporalStoreBytes(sys: BenchSystem): number | undefined {
   if (!sys.temporalDbFile) return undefined;
-  return ['', '-wal', '-shm'].reduce((s, suffix) => s + (statSync(sys.temporalDbFile + suffix, { throwIfNoEntry: false })?.size ?? 0), 0);
+  return ['', '-wal'].reduce((s, suffix) => s + (statSync(sys.temporalDbFile + suffix, { throwIfNoEntry: false })?.size ?? 0), 0);
 }
 
 /** The tables a delivered event and its attempts write (the rest only change with accounts and webhooks). */
