@@ -55,8 +55,11 @@ export async function burst(sys: BenchSystem, n: number, waitMs: number) {
 
 export const WARMUP_SECONDS = 3;
 
-/** Publishes at a steady rate for `seconds`, recording each event's send time (epoch ms). */
-export async function offer(sys: BenchSystem, userId: string, rate: number, seconds: number, sentAt: Map<string, number>) {
+/**
+ * Publishes at a steady rate for `seconds`, recording each event's send time (epoch ms);
+ * `userId` may name the account per event, and `published` hears of each as it is.
+ */
+export async function offer(sys: BenchSystem, userId: string | ((i: number) => string), rate: number, seconds: number, sentAt: Map<string, number>, published?: (id: string, i: number) => void) {
   const total = Math.round(rate * seconds);
   const t0 = performance.now();
   const inflight = new Set<Promise<void>>();
@@ -66,7 +69,10 @@ export async function offer(sys: BenchSystem, userId: string, rate: number, seco
     if (wait > 0) await new Promise((r) => setTimeout(r, wait));
     if (inflight.size >= 256) await Promise.race(inflight); // never more than 256 open publishes
     const started = performance.timeOrigin + performance.now();
-    const p: Promise<void> = publish(sys.origin, userId).then((id) => void sentAt.set(id, started), () => void publishErrors++).finally(() => inflight.delete(p));
+    const n = i;
+    const p: Promise<void> = publish(sys.origin, typeof userId === 'string' ? userId : userId(n))
+      .then((id) => { sentAt.set(id, started); published?.(id, n); }, () => void publishErrors++)
+      .finally(() => inflight.delete(p));
     inflight.add(p);
   }
   await Promise.all(inflight);
