@@ -8,7 +8,7 @@
  * sandbox) and everything that touches the world, and the dev launcher kept out of
  * production code. Type-only imports count: a cycle of types is still a cycle.
  */
-const RESOURCES = '(account|webhooks|events|end-shippers|shipments|portal-sessions)';
+const RESOURCES = '(account|webhooks|events|end-shippers|shipments|portal-sessions|idempotency)';
 const RESOURCE = `^src/${RESOURCES}/`;
 const OPERATIONS = `^src/${RESOURCES}/operations[.]ts$`;
 const TABLES = `^src/${RESOURCES}/tables[.]ts$`;

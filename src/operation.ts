@@ -81,6 +81,8 @@ export interface Operation<Ctx, A extends Access = Access> extends OperationText
   rateLimit?: RateBucket;
   /** Writes that may change the caller's user row, keys or balance: the api forgets its cached caller after them. */
   changesCaller?: boolean;
+  /** Creates or buys: an `Idempotency-Key` header makes a retry answer the first answer instead of doing it again (api/idempotency.ts). */
+  idempotent?: boolean;
   /** Reads the request's parts in order (query, `before`, body) and runs the handler; resolves with the response body. */
   run: (request: RawRequest, ctx: Ctx) => Promise<unknown>;
 }
@@ -104,6 +106,7 @@ export type OperationSpec<Ctx, A extends Access, Path extends string, QS, BS ext
     response?: z.ZodType;
     rateLimit?: RateBucket;
     changesCaller?: boolean;
+    idempotent?: boolean;
     handler: (input: Input<Path, Output<QS>, Output<BS>, T>, ctx: Ctx) => Promise<unknown>;
   };
 

@@ -32,7 +32,7 @@ export const userOperations = [
     body: update,
     status: 200, response: AnyUser, tag: users, summary: 'Update the authenticated User',
     handler: ({ body, target }, { db }: Caller) => updateUser(db, target, body.user) }),
-  defineOperation({ method: 'POST', path: '/users', access: 'production key', rateLimit: 'children', changesCaller: true,
+  defineOperation({ method: 'POST', path: '/users', access: 'production key', rateLimit: 'children', changesCaller: true, idempotent: true,
     before: (_, { who }: Caller) => requireParent(who),
     body: { schema: CreateChildBody, rules: USER_CREATE_INPUT },
     status: 201, response: CreatedChild, tag: users, summary: 'Create a child User', description: 'Answers the child with one test and one production key.',
@@ -55,7 +55,7 @@ export const userOperations = [
 ];
 
 export const apiKeyOperations = [
-  defineOperation({ method: 'POST', path: '/api_keys', access: 'production key', changesCaller: true,
+  defineOperation({ method: 'POST', path: '/api_keys', access: 'production key', changesCaller: true, idempotent: true,
     body: { schema: CreateKeyBody, rules: KEY_INPUT },
     status: 201, response: ApiKey, tag: keys, summary: 'Create an API key',
     description: 'Creates keys for the User and all its children; answers the caller\'s key. ReferralCustomers and children only.',

@@ -9,6 +9,8 @@ import { METRICS_CONTENT_TYPE, metricsText, startProcessMetrics } from '../metri
 import { requireAdmin } from './admin-auth';
 import type { Operation } from '../operation';
 import { authenticate, forgetCallerAfterWrite, principal, requireProduction } from './auth';
+import { answerOnce } from './idempotency';
+import { callerScope, OPERATOR_SCOPE } from '../idempotency/scope';
 import { keepRequestId, requestId, requestIdOf } from './request-id';
 import { CALLER_BASE, CALLER_OPERATIONS, type CallerContext, OPERATOR_BASE, OPERATOR_OPERATIONS, type OperatorContext } from './operations';
 import type { PrincipalCache } from './principal-cache';
@@ -52,12 +54,12 @@ export function createApp(deps: AppDeps): Express {
     ...(op.access === 'production key' ? [requireProduction] : []),
   ];
   const context = (req: Request): OperatorContext => ({ db: deps.db, config: deps.config, temporal: deps.temporal, origin: `${req.protocol}://${req.get('host')}` });
-  v2.use(operationRouter(CALLER_OPERATIONS, (req) => ({ ...context(req), who: principal(req) }), guardsOf));
+  v2.use(operationRouter(CALLER_OPERATIONS, (req) => ({ ...context(req), who: principal(req) }), guardsOf, answerOnce(deps.db, (req) => callerScope(principal(req)))));
   app.use(CALLER_BASE, v2);
 
   const admin = Router();
   admin.use(requireAdmin(deps.config.adminToken));
-  admin.use(operationRouter(OPERATOR_OPERATIONS, context, () => []));
+  admin.use(operationRouter(OPERATOR_OPERATIONS, context, () => [], answerOnce(deps.db, () => OPERATOR_SCOPE)));
   app.use(OPERATOR_BASE, admin);
 
   // The customer webhook portal (server-rendered pages; see src/portal/router.ts).

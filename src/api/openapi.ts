@@ -2,6 +2,7 @@ import { OpenAPIRegistry, OpenApiGeneratorV31, type RouteConfig } from '@asteaso
 import type { Access, Operation } from '../operation';
 import { z } from '../schema';
 import { VERSION } from '../version';
+import { KEY_FORMAT } from '../idempotency/secrets';
 import { CALLER_BASE, CALLER_OPERATIONS, OPERATOR_BASE, OPERATOR_OPERATIONS } from './operations';
 
 /**
@@ -18,7 +19,7 @@ const ErrorItem = z.union([
 export const ErrorBody = z
   .strictObject({
     error: z.strictObject({
-      code: z.string().openapi({ example: 'WEBHOOK.INVALID', description: 'A code of the API specification\'s error catalogue (or one shiphook adds: METHOD_NOT_ALLOWED, PAYLOAD.NOT_FOUND, RATE_LIMITED, SERVICE_UNAVAILABLE).' }),
+      code: z.string().openapi({ example: 'WEBHOOK.INVALID', description: 'A code of the API specification\'s error catalogue (or one shiphook adds: METHOD_NOT_ALLOWED, PAYLOAD.NOT_FOUND, RATE_LIMITED, SERVICE_UNAVAILABLE, IDEMPOTENCY_KEY.*).' }),
       message: z.string().openapi({ example: 'The webhook could not be saved.' }),
       errors: z.array(ErrorItem).openapi({ description: 'Field errors `{field, message}`, or plain strings: check the item type before reading.' }),
     }),
@@ -42,6 +43,14 @@ const ERRORS = {
 const PUBLIC_AUTH: Record<string, string[]>[] = [{ basicAuth: [] }, { bearerAuth: [] }];
 const ADMIN_AUTH: Record<string, string[]>[] = [{ operatorToken: [] }];
 const ID = (prefix: string) => `${prefix}_0192f3a4b5c67d8e9f0a1b2c3d4e5f60`;
+/** The header of the operations declared `idempotent` (api/idempotency.ts). */
+const IdempotencyHeader = z.object({
+  'Idempotency-Key': z.string().regex(KEY_FORMAT).optional().openapi({
+    param: { name: 'Idempotency-Key', in: 'header' },
+    description: 'Any unique value (a UUID): a retry with the same key and the same request within 24 hours gets the first answer (marked `Idempotent-Replayed: true`) and does nothing again; another request with the key is refused (422 `IDEMPOTENCY_KEY.REUSED`).',
+    example: '5f2c7b7e-1c1d-4a47-9a39-1b8c3f1f0c2e',
+  }),
+});
 const idParams = (params: Record<string, string>) =>
   z.object(Object.fromEntries(Object.entries(params).map(([name, prefix]) => [name, z.string().openapi({ param: { name, in: 'path' }, example: ID(prefix) })])));
 
@@ -78,6 +87,7 @@ function register(registry: OpenAPIRegistry, base: string, operations: readonly 
       security: op.access === 'operator' ? ADMIN_AUTH : PUBLIC_AUTH,
       request: {
         ...(op.params ? { params: idParams(op.params) } : {}),
+        ...(op.idempotent ? { headers: IdempotencyHeader } : {}),
         // A page query reads into PageParams (a pipe): the generator documents its input, an object.
         ...(op.query ? { query: op.query.schema as z.ZodObject } : {}),
         ...(op.body ? { body: { required: !op.body.optional, content: json(op.body.schema) } } : {}),

@@ -1,13 +1,22 @@
-import { type Request, type RequestHandler, Router } from 'express';
+import { type Request, type RequestHandler, type Response, Router } from 'express';
 import { ApiError } from '../errors/api-error';
 import type { Operation } from '../operation';
+import type { Answer } from './idempotency';
+
+/** Wraps the operations declared `idempotent` (api/idempotency.ts). */
+export type AnswerOnce = (req: Request, res: Response, perform: () => Promise<Answer>) => Promise<Answer>;
 
 /**
  * The Express router of a list of declared operations: one route per path, in the
  * order of the list, each method's guards and then the operation; a known path
  * called with another method answers 405 with `Allow` and the JSON error body.
  */
-export function operationRouter<Ctx>(operations: readonly Operation<Ctx>[], contextOf: (req: Request) => Ctx, guardsOf: (op: Operation<Ctx>) => RequestHandler[]): Router {
+export function operationRouter<Ctx>(
+  operations: readonly Operation<Ctx>[],
+  contextOf: (req: Request) => Ctx,
+  guardsOf: (op: Operation<Ctx>) => RequestHandler[],
+  answerOnce?: AnswerOnce,
+): Router {
   const router = Router();
   const byPath = new Map<string, Operation<Ctx>[]>();
   for (const op of operations) byPath.set(op.path, [...(byPath.get(op.path) ?? []), op]);
@@ -17,8 +26,12 @@ export function operationRouter<Ctx>(operations: readonly Operation<Ctx>[], cont
       const verb = op.method.toLowerCase() as 'get' | 'post' | 'put' | 'patch' | 'delete';
       route[verb](...guardsOf(op), async (req, res) => {
         // Declared paths have named parameters only (no wildcards), so each is one string.
-        const body = await op.run({ params: req.params as Record<string, string>, query: op.query ? queryParams(req) : {}, body: req.body === undefined ? {} : req.body }, contextOf(req));
-        res.status(op.status);
+        const perform = async (): Promise<Answer> => ({
+          status: op.status,
+          body: await op.run({ params: req.params as Record<string, string>, query: op.query ? queryParams(req) : {}, body: req.body === undefined ? {} : req.body }, contextOf(req)),
+        });
+        const { status, body } = op.idempotent && answerOnce ? await answerOnce(req, res, perform) : await perform();
+        res.status(status);
         if (body === undefined) res.end();
         else res.json(body);
       });

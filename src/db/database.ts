@@ -7,6 +7,7 @@ import type { EventDeliveriesTable, EventsTable, ReplaysTable } from '../events/
 import type { PayloadsTable } from '../events/tables';
 import type { PortalSessionsTable } from '../portal-sessions/tables';
 import type { EndShippersTable } from '../end-shippers/tables';
+import type { IdempotencyKeysTable } from '../idempotency/tables';
 import type { ShipmentsTable, TrackersTable } from '../shipments/tables';
 import type { UsersTable } from '../account/tables';
 import type { WebhooksTable } from '../webhooks/tables';
@@ -24,6 +25,7 @@ export interface Database {
   shipments: ShipmentsTable;
   trackers: TrackersTable;
   portal_sessions: PortalSessionsTable;
+  idempotency_keys: IdempotencyKeysTable;
 }
 
 export type Db = Kysely<Database>;

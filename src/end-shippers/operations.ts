@@ -8,7 +8,7 @@ import { createEndShipper, getEndShipper, listEndShippers, ownEndShipper, replac
 const tag = 'EndShippers';
 
 export const endShipperOperations = [
-  defineOperation({ method: 'POST', path: '/end_shippers', access: 'any key',
+  defineOperation({ method: 'POST', path: '/end_shippers', access: 'any key', idempotent: true,
     before: (_, { who }: Caller) => requireEndShipperCapability(who),
     body: { schema: EndShipperBody, rules: ADDRESS_INPUT },
     status: 201, response: EndShipper, tag, summary: 'Create an EndShipper', links: { 'GET /end_shippers/:id': '/id', 'PUT /end_shippers/:id': '/id' },

@@ -187,6 +187,9 @@ export const catalogue = {
   'WEBHOOK.EVENT.INVALID': { status: 422, message: 'Received webhook event type cannot be mapped to a handler.' },
   'WEBHOOK.INVALID': { status: 422, message: 'Webhook data invalid; not saved.' },
   // Added by shiphook (not in the API specification's catalogue)
+  'IDEMPOTENCY_KEY.INVALID': { status: 422, message: 'The Idempotency-Key header must be 1 to 255 printable ASCII characters.' },
+  'IDEMPOTENCY_KEY.REUSED': { status: 422, message: 'The Idempotency-Key was used for a different request.' },
+  'IDEMPOTENCY_KEY.IN_USE': { status: 503, message: 'A request with the Idempotency-Key is still being answered; retry.' },
   METHOD_NOT_ALLOWED: { status: 405, message: 'Method not supported for the resource.' },
   'PAYLOAD.NOT_FOUND': { status: 404, message: 'Payload not found.' },
   RATE_LIMITED: { status: 429, message: 'Too many requests; retry later.' },

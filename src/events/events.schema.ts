@@ -1,5 +1,6 @@
 import { EVENT_TYPES } from './types';
 import { freeFormObject, type InputRules, z } from '../schema';
+import { KEY_FORMAT, KEY_FORMAT_RULE } from '../idempotency/secrets';
 import { Mode } from '../account/api-keys.schema';
 import { EVENT_STATUSES } from './tables';
 
@@ -60,3 +61,32 @@ export const NewEventBody = z
   )
   .openapi('NewEvent', { example: { user_id: 'user_0192f3a4b5c67d8e9f0a1b2c3d4e5f60', mode: 'test', description: 'batch.created', result: { object: 'Batch', id: 'batch_1' } } });
 export const NEW_EVENT_INPUT: InputRules = { code: 'PARAMETER.FORBIDDEN', message: 'The event could not be published.' };
+
+// ---- batch publish (POST /admin/v1/events/batch) -----------------------------------
+
+/** Events per batch: one transaction and one statement per table, within the 1 MB request body. */
+export const MAX_BATCH_EVENTS = 500;
+
+export const NewEventBatchBody = z
+  .object(
+    {
+      events: z
+        .array(
+          NewEventBody.extend({
+            idempotency_key: z
+              .string({ error: 'must be a string' })
+              .regex(KEY_FORMAT, KEY_FORMAT_RULE)
+              .optional()
+              .openapi({ description: 'This event\'s own key: a batch that holds it again within 24 hours answers the first event\'s id and publishes nothing for it.' }),
+          }),
+          { error: 'must be an array of events' },
+        )
+        .min(1, 'must hold at least one event')
+        .max(MAX_BATCH_EVENTS, `must hold at most ${MAX_BATCH_EVENTS} events`),
+    },
+    { error: 'must be a JSON object' },
+  )
+  .openapi('NewEventBatch');
+export const PublishedBatch = z
+  .strictObject({ events: z.array(z.strictObject({ id: z.string().openapi({ example: 'evt_0192f3a4b5c67d8e9f0a1b2c3d4e5f60' }) })) })
+  .openapi('PublishedBatch', { description: 'The ids of the batch\'s events, in the order they were sent.' });

@@ -105,6 +105,8 @@ export async function getEvent(db: Db, who: Principal, id: string) {
 // ---- publishing -------------------------------------------------------------------
 
 export interface NewEvent {
+  /** Chosen by the caller when it must know the id before the event is written (a batch's per-event idempotency keys). */
+  id?: string;
   userId: string;
   mode: Mode;
   description: string;

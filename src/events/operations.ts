@@ -7,9 +7,10 @@ import { ApiError } from '../errors/api-error';
 import { defineOperation } from '../operation';
 import { pageQuery } from '../pagination';
 import { getEvent, listEvents, ownEvent } from './events';
-import { DeliveredEvent, Event, EventList, NEW_EVENT_INPUT, NewEventBody, Payload, PayloadList } from './events.schema';
+import { DeliveredEvent, Event, EventList, MAX_BATCH_EVENTS, NEW_EVENT_INPUT, NewEventBatchBody, NewEventBody, Payload, PayloadList, PublishedBatch } from './events.schema';
+import { publishBatch } from './batch';
 import { getPayload, listPayloads } from './payloads';
-import { publishEvent } from './publish';
+import { newEventOf, publishEvent } from './publish';
 
 /** Events (the API specification, 4.3), their delivery attempts (Payloads) and replay. */
 type Context = Caller & TemporalDeps;
@@ -29,7 +30,7 @@ export const eventOperations = [
   defineOperation({ method: 'GET', path: '/events/:id/payloads/:payload_id', access: 'any key', params: { id: 'evt', payload_id: 'payload' },
     status: 200, response: Payload, tag, summary: 'Retrieve one delivery attempt',
     handler: ({ params }, { db, who }: Context) => getPayload(db, who, params.id, params.payload_id) }),
-  defineOperation({ method: 'POST', path: '/events/:id/replay', access: 'any key', params: { id: 'evt' }, rateLimit: 'replays',
+  defineOperation({ method: 'POST', path: '/events/:id/replay', access: 'any key', params: { id: 'evt' }, rateLimit: 'replays', idempotent: true,
     before: ({ params }, { db, who }: Context) => ownEvent(db, who, params.id),
     body: { schema: ReplayBody, rules: REPLAY_INPUT, optional: true },
     status: 200, response: Event, tag, summary: 'Replay an event',
@@ -40,12 +41,16 @@ export const eventOperations = [
 const operator = 'Operator';
 
 export const operatorEventOperations = [
-  defineOperation({ method: 'POST', path: '/events', access: 'operator',
+  defineOperation({ method: 'POST', path: '/events', access: 'operator', idempotent: true,
     body: { schema: NewEventBody, rules: NEW_EVENT_INPUT },
     status: 201, response: DeliveredEvent, tag: operator, summary: 'Publish an event',
-    handler: ({ body }, { db }: { db: Db }) =>
-      publishEvent(db, { userId: body.user_id, mode: body.mode, description: body.description, result: body.result, previousAttributes: body.previous_attributes ?? {} }) }),
-  defineOperation({ method: 'POST', path: '/events/replay', access: 'operator',
+    handler: ({ body }, { db }: { db: Db }) => publishEvent(db, newEventOf(body)) }),
+  defineOperation({ method: 'POST', path: '/events/batch', access: 'operator', idempotent: true,
+    body: { schema: NewEventBatchBody, rules: NEW_EVENT_INPUT },
+    status: 201, response: PublishedBatch, tag: operator, summary: 'Publish a batch of events',
+    description: `Up to ${MAX_BATCH_EVENTS} events in one transaction: all are published or none (a refusal names each bad event by its index, \`events[3].description\`); the workers are woken once. Each event may carry its own \`idempotency_key\`.`,
+    handler: ({ body }, { db }: { db: Db }) => publishBatch(db, body.events) }),
+  defineOperation({ method: 'POST', path: '/events/replay', access: 'operator', idempotent: true,
     body: { schema: BulkReplayBody, rules: BULK_REPLAY_INPUT },
     status: 202, response: Replay, tag: operator, summary: 'Replay every event matching a filter',
     description: 'Answers at once with a handle; the workers\' dispatchers start the matched events again.',

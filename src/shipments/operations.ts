@@ -17,7 +17,7 @@ type Context = Caller & TemporalDeps;
 const tag = 'Shipments';
 
 export const shipmentOperations = [
-  defineOperation({ method: 'POST', path: '/shipments', access: 'any key',
+  defineOperation({ method: 'POST', path: '/shipments', access: 'any key', idempotent: true,
     body: { schema: CreateShipmentBody, rules: SHIPMENT_INPUT },
     status: 201, response: Shipment, tag, summary: 'Create a shipment (rated by the simulated carrier)', links: { 'GET /shipments/:id': '/id', 'POST /shipments/:id/buy': '/id' },
     handler: ({ body }, { db, who }: Context) => createShipment(db, who, body.shipment) }),
@@ -25,7 +25,7 @@ export const shipmentOperations = [
     status: 200, response: Shipment, tag, summary: 'Retrieve a shipment',
     handler: ({ params }, { db, who }: Context) => getShipment(db, who, params.id) }),
   // A production purchase debits the balance of the caller's user row, which the api caches.
-  defineOperation({ method: 'POST', path: '/shipments/:id/buy', access: 'any key', params: { id: 'shp' }, rateLimit: 'purchases', changesCaller: true,
+  defineOperation({ method: 'POST', path: '/shipments/:id/buy', access: 'any key', params: { id: 'shp' }, rateLimit: 'purchases', changesCaller: true, idempotent: true,
     body: { schema: BuyBody, rules: BUY_INPUT },
     status: 200, response: Shipment, tag, summary: 'Buy a shipment with an EndShipper',
     handler: ({ params, body }, ctx: Context) => buyWithEndShipper(ctx.db, ctx.who, params.id, buyInput(body), (trackerId) => startTestTracker(ctx, trackerId)) }),

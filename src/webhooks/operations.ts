@@ -17,7 +17,7 @@ type Context = Caller & { config: Config };
 const tag = 'Webhooks';
 
 export const webhookOperations = [
-  defineOperation({ method: 'POST', path: '/webhooks', access: 'any key',
+  defineOperation({ method: 'POST', path: '/webhooks', access: 'any key', idempotent: true,
     body: { schema: CreateWebhookBody, rules: { ...WEBHOOK_INPUT, wrapper: 'webhook' } },
     status: 201, response: Webhook, tag, summary: 'Create a webhook',
     links: { 'GET /webhooks/:id': '/id', 'PATCH /webhooks/:id': '/id', 'DELETE /webhooks/:id': '/id' },
