@@ -2,6 +2,7 @@ import type { Config } from '../src/config';
 import type { Db } from '../src/db/database';
 import { createDeliveryActivities } from './deliver';
 import { createHealthActivities, type HealthSignals } from './health';
+import { createRetentionActivities } from './retention';
 import { createTrackerActivities } from './trackers';
 
 export interface ActivityDeps {
@@ -17,6 +18,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createDeliveryActivities(deps),
     ...createHealthActivities(deps),
     ...createTrackerActivities(deps),
+    ...createRetentionActivities(deps),
   };
 }
 

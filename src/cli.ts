@@ -9,6 +9,7 @@ const USAGE = `usage: shiphook <command>
   migrate   apply database migrations (needs DATABASE_URL)
   admin create-user --name N --email E [--phone P] [--password-stdin] [--referral-customer] [--end-shipper]
             (password: first line of stdin with --password-stdin, or SHIPHOOK_NEW_USER_PASSWORD; never argv)
+  admin retention --now   run the retention schedule at once; prints what it removed
   events replay [--status S] [--user-id U] [--webhook-id H] [--since T] [--until T]
   bundle-workflows FILE   write the workers' workflow bundle (then set SHIPHOOK_WORKFLOW_BUNDLE=FILE)
   keys      print the seeded user's keys as shell variables: eval "$(npx shiphook keys)"

@@ -60,6 +60,14 @@ export interface Config {
   /** How long a rotated-out webhook secret keeps signing beside the new one. */
   secretRotationGraceMs: number;
   testTrackerStepMs: number;
+  /**
+   * Events older than this are removed with their deliveries and Payloads (an event still
+   * retrying is kept until it finishes); the Temporal namespace keeps closed histories as
+   * long (docs/operations.md, Retention). Default 30 days, as Stripe keeps its events.
+   */
+  eventRetentionMs: number;
+  /** How often the retention schedule runs (a Temporal Schedule, one run at a time). */
+  retentionEveryMs: number;
   worker: {
     /**
      * What a worker process serves: `all` (one process does everything), `deliveries`
@@ -109,6 +117,9 @@ export const MIN_ADMIN_TOKEN_LENGTH = 32;
 /** What `shiphook dev` and the tests let webhooks reach besides public addresses. */
 export const LOOPBACK_NETWORKS = '127.0.0.0/8,::1/128';
 
+/** The shortest retention and retention period accepted. */
+const MIN_RETENTION_MS = 60_000;
+
 export const DEFAULT_RETRY_DELAYS = '5s,5m,30m,2h,5h,10h,10h';
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -118,6 +129,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const config = readConfig(env);
   if (config.adminToken !== undefined && config.adminToken.length < MIN_ADMIN_TOKEN_LENGTH) {
     throw new Error(`SHIPHOOK_ADMIN_TOKEN must be at least ${MIN_ADMIN_TOKEN_LENGTH} characters (e.g. \`openssl rand -hex 32\`)`);
+  }
+  if (config.eventRetentionMs < MIN_RETENTION_MS) {
+    throw new Error('SHIPHOOK_EVENT_RETENTION must be at least 1m (events younger than that are still being delivered)');
+  }
+  if (config.retentionEveryMs < MIN_RETENTION_MS) {
+    throw new Error('SHIPHOOK_RETENTION_EVERY must be at least 1m (a Temporal Schedule runs at most once a minute here)');
   }
   if (config.worker.workflowTaskSlots < 2) {
     throw new Error('SHIPHOOK_WORKER_TASK_SLOTS must be at least 2 (with fewer the worker would run no first attempt, or one at a time)');
@@ -170,6 +187,8 @@ function readConfig(env: NodeJS.ProcessEnv): Config {
     publicUrl: env.SHIPHOOK_PUBLIC_URL?.replace(/\/+$/, '') || undefined,
     secretRotationGraceMs: duration(env.SHIPHOOK_SECRET_ROTATION_GRACE || '24h', 'SHIPHOOK_SECRET_ROTATION_GRACE'),
     testTrackerStepMs: duration(env.SHIPHOOK_TEST_TRACKER_STEP || '1m', 'SHIPHOOK_TEST_TRACKER_STEP'),
+    eventRetentionMs: duration(env.SHIPHOOK_EVENT_RETENTION || '30d', 'SHIPHOOK_EVENT_RETENTION'),
+    retentionEveryMs: duration(env.SHIPHOOK_RETENTION_EVERY || '1h', 'SHIPHOOK_RETENTION_EVERY'),
     worker: {
       role: oneOf(env.SHIPHOOK_WORKER_ROLE, WORKER_ROLES, 'all', 'SHIPHOOK_WORKER_ROLE'),
       workflowTaskSlots: int(env.SHIPHOOK_WORKER_TASK_SLOTS, 500, 'SHIPHOOK_WORKER_TASK_SLOTS'),

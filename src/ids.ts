@@ -41,3 +41,8 @@ export function idTime(id: string): Date {
   const hex = id.slice(id.indexOf('_') + 1, id.indexOf('_') + 13);
   return new Date(parseInt(hex, 16));
 }
+
+/** The smallest id of `prefix` made at `time`: every id made before it sorts lower (a range bound for time). */
+export function firstIdAt(prefix: IdPrefix, time: Date): string {
+  return `${prefix}_${Math.max(0, Math.floor(time.getTime())).toString(16).padStart(12, '0')}${'0'.repeat(20)}`;
+}

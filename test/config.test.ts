@@ -33,6 +33,16 @@ describe('config', () => {
     expect(() => loadConfig({ SHIPHOOK_WORKER_TASK_SLOTS: '1' })).toThrow(/TASK_SLOTS must be at least 2/);
   });
 
+  it('keeps events 30 days and runs retention hourly by default, and refuses what cannot work', () => {
+    const c = loadConfig({});
+    expect(c.eventRetentionMs).toBe(30 * 86_400_000);
+    expect(c.retentionEveryMs).toBe(3_600_000);
+    expect(loadConfig({ SHIPHOOK_EVENT_RETENTION: '7d', SHIPHOOK_RETENTION_EVERY: '15m' })).toMatchObject({ eventRetentionMs: 7 * 86_400_000, retentionEveryMs: 900_000 });
+    expect(() => loadConfig({ SHIPHOOK_EVENT_RETENTION: 'a month' })).toThrow(/SHIPHOOK_EVENT_RETENTION: cannot read/);
+    expect(() => loadConfig({ SHIPHOOK_EVENT_RETENTION: '10s' })).toThrow(/SHIPHOOK_EVENT_RETENTION must be at least 1m/);
+    expect(() => loadConfig({ SHIPHOOK_RETENTION_EVERY: '0' })).toThrow(/SHIPHOOK_RETENTION_EVERY must be at least 1m/);
+  });
+
   it('refuses a malformed number', () => {
     expect(() => loadConfig({ PORT: 'eighty' })).toThrow(/PORT/);
     expect(() => loadConfig({ SHIPHOOK_RETRY_DELAYS: '5s,often' })).toThrow(/SHIPHOOK_RETRY_DELAYS/);

@@ -3,3 +3,4 @@
 export { deliverEvent } from './deliver-event';
 export { webhookHealth } from './webhook-health';
 export { testTracker } from './test-tracker';
+export { retention } from './retention';

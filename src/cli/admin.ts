@@ -7,11 +7,13 @@ import { parseInput } from '../schema';
 import { ApiError } from '../errors/api-error';
 import { readDevState } from './dev-state';
 
-const USAGE = 'shiphook admin create-user --name N --email E [--phone P] [--password-stdin] [--referral-customer] [--end-shipper]   (password: first line of stdin, or SHIPHOOK_NEW_USER_PASSWORD)';
+const USAGE = `shiphook admin create-user --name N --email E [--phone P] [--password-stdin] [--referral-customer] [--end-shipper]   (password: first line of stdin, or SHIPHOOK_NEW_USER_PASSWORD)
+       shiphook admin retention --now   (runs the retention schedule at once and prints what it removed)`;
 
-/** `shiphook admin create-user …`: the operator API's user creation, from the shell. */
+/** `shiphook admin create-user …`: the operator API's user creation, from the shell; `admin retention --now`. */
 export async function runAdmin(config: Config, args: string[]): Promise<void> {
   const [sub, ...rest] = args;
+  if (sub === 'retention' && rest.length === 1 && rest[0] === '--now') return runRetention(config);
   if (sub !== 'create-user') throw new Error(`usage: ${USAGE}`);
   if (rest.some((a) => a === '--password' || a.startsWith('--password='))) {
     throw new Error('a password is never read from the command line (other users see it in `ps`, the shell keeps it in its history): use --password-stdin or SHIPHOOK_NEW_USER_PASSWORD');
@@ -46,6 +48,20 @@ export async function runAdmin(config: Config, args: string[]): Promise<void> {
     throw err;
   } finally {
     await db.destroy();
+  }
+}
+
+/** Triggers the retention Schedule, waits for its run and prints what it removed (JSON). */
+async function runRetention(config: Config): Promise<void> {
+  const temporalAddress = config.temporalAddress ?? readDevState(config.dataDir)?.temporalAddress;
+  if (!temporalAddress) throw new Error('TEMPORAL_ADDRESS must be set (or run `shiphook dev` first)');
+  const { connectTemporal } = await import('../engine/client');
+  const { runRetentionNow } = await import('../engine/retention-schedule');
+  const client = await connectTemporal({ ...config, temporalAddress });
+  try {
+    process.stdout.write(JSON.stringify(await runRetentionNow(client, config), null, 2) + '\n');
+  } finally {
+    await client.connection.close();
   }
 }
 

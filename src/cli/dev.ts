@@ -46,6 +46,8 @@ export async function runDev(config: Config): Promise<void> {
     postgresPort: config.devPorts.postgres,
     temporalPort: config.devPorts.temporal,
     temporalUiPort: config.devPorts.temporalUi,
+    // Closed delivery histories stay in the UI as long as their events stay in the API.
+    temporalNamespaceRetentionMs: config.eventRetentionMs,
     ui: true,
     env: {
       SHIPHOOK_ADMIN_TOKEN: adminToken,

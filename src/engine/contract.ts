@@ -93,6 +93,34 @@ export interface TestTrackerInput {
 
 export type TestTracker = (input: TestTrackerInput) => Promise<void>;
 
+// ---- the retention workflow --------------------------------------------------------
+
+/** What a retention run removed and created, by what (`events`, `payload partitions dropped`, …). */
+export type RetentionCounts = Record<string, number>;
+
+/** One call of one sweep: what it did, and whether it stopped at its batch's bound. */
+export interface SweepResult {
+  counts: RetentionCounts;
+  more: boolean;
+}
+
+/** Carried across continue-as-new; a scheduled run starts with `{}`. */
+export interface RetentionInput {
+  sweeps?: string[];
+  sweepIndex?: number;
+  counts?: RetentionCounts;
+}
+
+/** Runs every sweep (activities/retention.ts) in order, each in bounded batches; returns the totals. */
+export type Retention = (input: RetentionInput) => Promise<RetentionCounts>;
+
+/**
+ * The Temporal Schedule that starts the retention workflow (src/engine/retention-schedule.ts):
+ * `shiphook-retention` for the default task queue. One per task queue, so deployments (or
+ * test systems) sharing a namespace never hand their runs to each other's workers.
+ */
+export const retentionScheduleId = (taskQueue: string) => `${taskQueue}-retention`;
+
 // ---- workflow ids ------------------------------------------------------------------
 
 /** An event's delivery workflow is the event id itself, so operators find it by id. */

@@ -11,6 +11,7 @@ import { deliveryLogIds } from './activity-log-ids';
 import { workflowBundle } from './bundle';
 import { workflowSandboxOptions } from './sandbox';
 import { healthSignals } from './starters';
+import { ensureRetentionSchedule } from './retention-schedule';
 
 /** The dispatcher's pass without a notification (a safety net; notifications drive it). */
 const DISPATCH_INTERVAL_MS = 2000;
@@ -99,6 +100,8 @@ export async function createWorker(config: Config, db: Db) {
     );
   }
   const workers = await Promise.all(factories.map((f) => retrying('creating the Temporal worker', f)));
+  // The workers that run workflows keep the retention Schedule in line with their configuration.
+  if (role !== 'retries') await retrying('creating the retention schedule', () => ensureRetentionSchedule(client, config));
   /** Runs a Worker until shutdown (SIGINT/SIGTERM); one that fails is replaced, never the process. */
   const keepRunning = async (first: Worker, create: () => Promise<Worker>) => {
     for (let worker = first; ; ) {

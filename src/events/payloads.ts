@@ -1,5 +1,6 @@
-import type { Db } from '../db/database';
-import type { PayloadRow } from './tables';
+import type { ExpressionBuilder } from 'kysely';
+import type { Database, Db } from '../db/database';
+import type { EventRow, PayloadRow } from './tables';
 import { ApiError } from '../errors/api-error';
 import { isoMillis } from '../format';
 import { hasPrefix, newId } from '../ids';
@@ -53,17 +54,24 @@ export function payloadRows(payloads: NewPayload[]) {
   }));
 }
 
-/** Records the attempts of one batch in one statement. */
+/**
+ * An event's Payloads. They are partitioned by creation time and made after their
+ * event, so the bound on `created_at` leaves the older partitions unread.
+ */
+function ofEvent(event: EventRow) {
+  return (eb: ExpressionBuilder<Database, 'payloads'>) => eb.and([eb('event_id', '=', event.id), eb('created_at', '>=', event.created_at)]);
+}
+
 export async function listPayloads(db: Db, who: Principal, eventId: string) {
   const event = await ownEvent(db, who, eventId);
-  const rows = await db.selectFrom('payloads').selectAll().where('event_id', '=', event.id).orderBy('id', 'desc').execute();
+  const rows = await db.selectFrom('payloads').selectAll().where(ofEvent(event)).orderBy('id', 'desc').execute();
   return { payloads: rows.map(payloadView) };
 }
 
 export async function getPayload(db: Db, who: Principal, eventId: string, payloadId: string) {
   const event = await ownEvent(db, who, eventId);
   const row = hasPrefix(payloadId, 'payload')
-    ? await db.selectFrom('payloads').selectAll().where('id', '=', payloadId).where('event_id', '=', event.id).executeTakeFirst()
+    ? await db.selectFrom('payloads').selectAll().where('id', '=', payloadId).where(ofEvent(event)).executeTakeFirst()
     : undefined;
   if (!row) throw new ApiError('PAYLOAD.NOT_FOUND', 'Payload not found.');
   return payloadView(row);

@@ -30,6 +30,8 @@ export interface InfrastructureOptions {
   /** The dev server's Prometheus metrics port (the bench counts its persistence requests). */
   temporalMetricsPort?: number;
   ui: boolean;
+  /** The dev server's namespace retention (`shiphook dev`: SHIPHOOK_EVENT_RETENTION); its default otherwise. */
+  temporalNamespaceRetentionMs?: number;
   /** Embedded PostgreSQL only: load pg_stat_statements. */
   statementStats?: boolean;
 }
@@ -51,6 +53,7 @@ export async function startInfrastructure(opts: InfrastructureOptions): Promise<
           uiPort: opts.temporalUiPort,
           ui: opts.ui,
           metricsPort: opts.temporalMetricsPort,
+          namespaceRetentionMs: opts.temporalNamespaceRetentionMs,
         }),
   ]);
   const pg: EmbeddedDatabase | undefined = postgres.status === 'fulfilled' ? postgres.value : undefined;

@@ -1,4 +1,5 @@
-import { spawn, spawnSync } from 'node:child_process';
+import { execFile, spawn, spawnSync } from 'node:child_process';
+import { promisify } from 'node:util';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { searchAttributes } from '../engine/contract';
@@ -68,6 +69,12 @@ export interface DevTemporalOptions {
   ui?: boolean;
   /** Serve the server's Prometheus metrics (persistence requests, latencies) on this port. */
   metricsPort?: number;
+  /**
+   * How long the `default` namespace keeps a closed workflow's history (`shiphook dev`:
+   * SHIPHOOK_EVENT_RETENTION, so an event's history is there as long as the event); the
+   * server's own default otherwise.
+   */
+  namespaceRetentionMs?: number;
 }
 
 /**
@@ -117,6 +124,7 @@ export async function startDevTemporal(opts: DevTemporalOptions): Promise<DevTem
   try {
     await Promise.race([waitForPort(port), exited]);
     if (ui) await Promise.race([waitForPort(uiPort), exited]);
+    if (opts.namespaceRetentionMs !== undefined) await Promise.race([setNamespaceRetention(cli, `127.0.0.1:${port}`, opts.namespaceRetentionMs), exited]);
   } catch (err) {
     await stopProcess(child);
     throw err;
@@ -130,4 +138,12 @@ export async function startDevTemporal(opts: DevTemporalOptions): Promise<DevTem
     died: watched.died,
     stop: () => watched.stop(),
   };
+}
+
+/** `temporal operator namespace update --retention`: the server keeps its namespaces across restarts (with a db file), so every start sets it. */
+async function setNamespaceRetention(cli: string, address: string, retentionMs: number): Promise<void> {
+  const args = ['operator', 'namespace', 'update', '--address', address, '--namespace', 'default', '--retention', `${Math.ceil(retentionMs / 1000)}s`];
+  await promisify(execFile)(cli, args, { encoding: 'utf8' }).catch((err: { stderr?: string; message: string }) => {
+    throw new LaunchError(`could not set the Temporal namespace's retention: ${(err.stderr || err.message).trim().split('\n').slice(-1)[0]}`);
+  });
 }

@@ -1,15 +1,24 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { duration, loadConfig } from '../../src/config';
+
+const compose = () => readFileSync('docker-compose.yml', 'utf8').split('\n');
+
+/** The lines of one top-level block (a service is indented two spaces) up to the next block. */
+function block(header: string): string[] {
+  const lines = compose();
+  const start = lines.findIndex((l) => l === header);
+  expect(start, header).toBeGreaterThan(-1);
+  const indent = header.length - header.trimStart().length;
+  const end = lines.findIndex((l, i) => i > start && l.trim() !== '' && !l.trimStart().startsWith('#') && l.length - l.trimStart().length <= indent);
+  return lines.slice(start + 1, end === -1 ? undefined : end);
+}
 
 /** The published ports of one service of docker-compose.yml (two-space indented blocks). */
 function publishedPorts(service: string): string[] {
-  const lines = readFileSync('docker-compose.yml', 'utf8').split('\n');
-  const start = lines.findIndex((l) => l === `  ${service}:`);
-  expect(start, service).toBeGreaterThan(-1);
   const ports: string[] = [];
   let inPorts = false;
-  for (const line of lines.slice(start + 1)) {
-    if (/^ {2}\S/.test(line) || /^\S/.test(line)) break; // next service or top-level key
+  for (const line of block(`  ${service}:`)) {
     if (/^ {4}ports:/.test(line)) inPorts = true;
     else if (/^ {4}\S/.test(line)) inPorts = false;
     else if (inPorts && /^ {6}- /.test(line)) ports.push(line.replace(/^ {6}- /, '').replace(/"/g, '').trim());
@@ -24,5 +33,20 @@ describe('docker-compose', () => {
       expect(ports.length, service).toBeGreaterThan(0);
       for (const p of ports) expect(p, service).toMatch(/^127\.0\.0\.1:/);
     }
+  });
+
+  it("keeps events and Temporal's closed histories equally long: the default retention, one setting for both", () => {
+    const anchor = compose().map((l) => /^x-event-retention: &event-retention "([^"]+)"$/.exec(l)).find(Boolean);
+    expect(anchor, 'x-event-retention anchor').toBeTruthy();
+    // In hours or days: both shiphook and the temporal CLI read it.
+    expect(anchor![1]).toMatch(/^\d+[hd]$/);
+    expect(duration(anchor![1]!)).toBe(loadConfig({}).eventRetentionMs);
+
+    expect(block('x-shiphook-env: &shiphook-env')).toContain('  SHIPHOOK_EVENT_RETENTION: *event-retention');
+    expect(block('  temporal:')).toContain('      DEFAULT_NAMESPACE_RETENTION: *event-retention');
+    // auto-setup applies its variable only when it creates the namespace: the setup step sets it on every start.
+    const setup = block('  temporal-search-attributes:');
+    expect(setup).toContain('      NAMESPACE_RETENTION: *event-retention');
+    expect(setup.join('\n')).toMatch(/temporal operator namespace update --address temporal:7233 --namespace default --retention "\$\$NAMESPACE_RETENTION" &&/);
   });
 });

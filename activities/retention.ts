@@ -1,0 +1,56 @@
+import type { Config } from '../src/config';
+import type { Db } from '../src/db/database';
+import type { SweepResult } from '../src/engine/contract';
+import { removeExpiredEvents } from '../src/events/retention';
+import { createPayloadPartitions, dropExpiredPayloadPartitions, partitionsAhead, partitionWidthMs, sweepDefaultPayloads } from '../src/events/payload-partitions';
+
+/** Rows one activity call removes, each call its own short transaction. */
+const BATCH = 1000;
+
+interface SweepDeps {
+  config: Config;
+  db: Db;
+}
+
+/** One bounded step of a sweep at `now`; `more` when it stopped at its bound. */
+type Sweep = (deps: SweepDeps, now: Date) => Promise<SweepResult>;
+
+const cutoff = (config: Config, now: Date) => new Date(now.getTime() - config.eventRetentionMs);
+
+/** A sweep that deletes up to BATCH rows per call. */
+const batched = (what: string, remove: (deps: SweepDeps, now: Date) => Promise<number>): Sweep => async (deps, now) => {
+  const removed = await remove(deps, now);
+  return { counts: { [what]: removed }, more: removed >= BATCH };
+};
+
+/**
+ * What the retention schedule does, in this order, each as often as it needs:
+ * events first, so that a payload partition's events are gone when it is checked.
+ * Another sweep (idempotency keys past their 24 h, …) is one more line here.
+ */
+export const sweeps: Record<string, Sweep> = {
+  events: batched('events', ({ config, db }, now) => removeExpiredEvents(db, cutoff(config, now), BATCH)),
+  'payload partitions': async ({ config, db }, now) => {
+    const width = partitionWidthMs(config.eventRetentionMs);
+    const dropped = await dropExpiredPayloadPartitions(db, cutoff(config, now));
+    const created = await createPayloadPartitions(db, now, width, partitionsAhead(width, config.retentionEveryMs));
+    return { counts: { 'payload partitions dropped': dropped, 'payload partitions created': created }, more: false };
+  },
+  'default payloads': batched('payloads (DEFAULT partition)', ({ config, db }, now) => sweepDefaultPayloads(db, cutoff(config, now), BATCH)),
+};
+
+export function createRetentionActivities(deps: SweepDeps) {
+  return {
+    /** The sweeps' names, in order (read once per run, so the run's history records them). */
+    async retentionSweeps(): Promise<string[]> {
+      return Object.keys(sweeps);
+    },
+    /** One bounded step of one sweep. */
+    async retentionSweep(name: string): Promise<SweepResult> {
+      const sweep = sweeps[name];
+      // A run started before a deploy that renamed a sweep: nothing to do under the old name.
+      if (!sweep) return { counts: {}, more: false };
+      return sweep(deps, new Date());
+    },
+  };
+}

@@ -1,0 +1,51 @@
+import { type Client, ScheduleAlreadyRunning, ScheduleNotFoundError, ScheduleOverlapPolicy } from '@temporalio/client';
+import type { Config } from '../config';
+import { type Retention, type RetentionCounts, retentionScheduleId } from './contract';
+
+/**
+ * The retention Schedule (workflows/retention.ts every SHIPHOOK_RETENTION_EVERY, one run
+ * at a time), made or brought in line with the configuration whenever a worker starts.
+ * An operator's pause (Temporal UI, `temporal schedule toggle`) is kept.
+ */
+export async function ensureRetentionSchedule(client: Client, config: Config): Promise<void> {
+  const scheduleId = retentionScheduleId(config.taskQueue);
+  const spec = { intervals: [{ every: config.retentionEveryMs }] };
+  const action = {
+    type: 'startWorkflow' as const,
+    workflowType: 'retention',
+    args: [{}] as Parameters<Retention>,
+    taskQueue: config.taskQueue,
+    // The Schedule appends each run's time to it.
+    workflowId: scheduleId,
+  };
+  const policies = { overlap: ScheduleOverlapPolicy.SKIP };
+  try {
+    await client.schedule.create({ scheduleId, spec, action, policies, state: { note: 'Removes expired events and Payload partitions (shiphook)' } });
+  } catch (err) {
+    if (!(err instanceof ScheduleAlreadyRunning)) throw err;
+    await client.schedule.getHandle(scheduleId).update((current) => ({ ...current, spec, action, policies: { ...current.policies, ...policies } }));
+  }
+}
+
+/**
+ * Triggers the Schedule now and waits for the run: the one the trigger started, or,
+ * when a run was going already (the trigger is then skipped: one at a time), that one.
+ * Returns what the run removed.
+ */
+export async function runRetentionNow(client: Client, config: Pick<Config, 'taskQueue'>, startWithinMs = 60_000): Promise<RetentionCounts> {
+  const scheduleId = retentionScheduleId(config.taskQueue);
+  const schedule = client.schedule.getHandle(scheduleId);
+  const before = await schedule.describe().catch((err) => {
+    if (err instanceof ScheduleNotFoundError) throw new Error(`there is no ${scheduleId} schedule yet: a worker creates it when it starts`);
+    throw err;
+  });
+  const known = new Set(before.info.recentActions.map((a) => a.action.workflow.firstExecutionRunId));
+  await schedule.trigger(ScheduleOverlapPolicy.SKIP);
+  for (const until = Date.now() + startWithinMs; ; ) {
+    const { info } = await schedule.describe();
+    const run = info.recentActions.map((a) => a.action).find((a) => !known.has(a.workflow.firstExecutionRunId)) ?? info.runningActions[0];
+    if (run) return client.workflow.getHandle<Retention>(run.workflow.workflowId, run.workflow.firstExecutionRunId).result();
+    if (Date.now() > until) throw new Error(`the ${scheduleId} schedule started no run (is it paused? is a worker running?)`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}

@@ -1,0 +1,36 @@
+import { sql } from 'kysely';
+import { anyOf, type Db } from '../db/database';
+import { firstIdAt } from '../ids';
+import type { EventStatus } from './tables';
+
+/**
+ * Event retention: events older than the retention (SHIPHOOK_EVENT_RETENTION) go with
+ * their delivery rows; an event still being delivered (a status before the end, or a
+ * delivery pending) stays until it finishes. Their Payloads go with their partition
+ * (payload-partitions.ts). Nothing else of the account refers to an event.
+ */
+const FINISHED: EventStatus[] = ['completed', 'failed'];
+
+/**
+ * Removes up to `limit` finished events created before `cutoff`, in one short
+ * transaction; returns how many. Events locked by a delivery or a replay right now
+ * are skipped (the next batch or run takes them).
+ */
+export async function removeExpiredEvents(db: Db, cutoff: Date, limit: number): Promise<number> {
+  return db.transaction().execute(async (trx) => {
+    // Ids sort by creation, so the primary key bounds the scan to the old events.
+    const { rows } = await sql<{ id: string }>`
+      select e.id from events e
+      where e.id < ${firstIdAt('evt', cutoff)} and e.created_at < ${cutoff}
+        and e.status = any(${FINISHED}::text[])
+        and not exists (select 1 from event_deliveries d where d.event_id = e.id and d.state = 'pending')
+      order by e.id
+      limit ${limit}
+      for update of e skip locked`.execute(trx);
+    const ids = rows.map((r) => r.id);
+    if (!ids.length) return 0;
+    await trx.deleteFrom('event_deliveries').where('event_id', '=', anyOf(ids)).execute();
+    await trx.deleteFrom('events').where('id', '=', anyOf(ids)).execute();
+    return ids.length;
+  });
+}
