@@ -39,7 +39,7 @@ export async function publish(origin: string, userId: string) {
 export async function publishBatch(origin: string, userId: string, n: number): Promise<string[]> {
   const res = await api(origin, 'POST', '/admin/v1/events/batch', { admin: true, body: { events: Array.from({ length: n }, () => newEvent(userId)) } });
   if (res.status !== 201) throw new Error(`publish batch: ${res.status} ${JSON.stringify(res.body).slice(0, 300)}`);
-  return (res.body.events ?? res.body.ids).map((e: string | { id: string }) => (typeof e === 'string' ? e : e.id));
+  return res.body.events.map((e: { id: string }) => e.id);
 }
 
 /**

@@ -38,7 +38,7 @@ function remotePorts(): Map<string, number> {
  * …) so that every key is a series: each process's RSS (with its children: the api's
  * cluster workers, PostgreSQL's backends) and file descriptors, its connections to
  * PostgreSQL and to Temporal (its sockets whose far end is their port), PostgreSQL's
- * connections by state, running workflows by type and schedules, table sizes, the
+ * connections by state, running workflows by type and schedules, table sizes, the events kept, the
  * Temporal store's size and the outbox lag (age of the oldest undispatched event).
  */
 export async function soakSample(sys: BenchSystem, db: pg.Client): Promise<Record<string, number>> {
@@ -59,6 +59,8 @@ export async function soakSample(sys: BenchSystem, db: pg.Client): Promise<Recor
   s.schedules = 0;
   for await (const _ of sys.temporal.schedule.list()) s.schedules++;
   for (const [table, bytes] of Object.entries(await tableBytes(db))) s[`table_mb.${table}`] = round(bytes / 2 ** 20, 2);
+  // What retention keeps: about the rate times SHIPHOOK_EVENT_RETENTION once it runs.
+  s.events_kept = Number((await db.query<{ n: string }>('select count(*) as n from events')).rows[0]!.n);
   const store = temporalStoreBytes(sys);
   if (store !== undefined) s.temporal_store_mb = round(store / 2 ** 20, 2);
   const lag = await db.query<{ seconds: number | null }>(`select extract(epoch from now() - min(created_at))::float8 as seconds from events where dispatched_at is null and dispatch_failed_at is null`);
@@ -67,14 +69,13 @@ export async function soakSample(sys: BenchSystem, db: pg.Client): Promise<Recor
 }
 
 /**
- * Least-squares slope of each series over the second half of the run (after warm-up), per
- * hour: a series that does not grow has a slope near 0 beside its mean.
+ * Least-squares slope of each series over the second half of the load (after warm-up, up to
+ * minute `loadMinutes`), per hour: a series that does not grow has a slope near 0 beside its mean.
  */
-export function slopesPerHour(minutes: number[], series: Record<string, (number | null)[]>) {
-  const from = minutes.findIndex((m) => m >= minutes[minutes.length - 1]! / 2);
+export function slopesPerHour(minutes: number[], series: Record<string, (number | null)[]>, loadMinutes: number) {
   const out: Record<string, { slope_per_hour: number; mean: number }> = {};
   for (const [key, values] of Object.entries(series)) {
-    const pts = minutes.map((m, i) => [m, values[i]] as const).slice(from).filter((p): p is readonly [number, number] => p[1] !== null);
+    const pts = minutes.map((m, i) => [m, values[i]] as const).filter((p): p is readonly [number, number] => p[0] >= loadMinutes / 2 && p[0] <= loadMinutes + 0.5 && p[1] !== null);
     if (pts.length < 2) continue;
     const mx = pts.reduce((s, p) => s + p[0], 0) / pts.length;
     const my = pts.reduce((s, p) => s + p[1], 0) / pts.length;

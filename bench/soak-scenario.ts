@@ -105,9 +105,9 @@ export async function soak(sys: BenchSystem, opts: { minutes: number; rate: numb
     for (const t of timers) clearInterval(t);
   }
   const ids = [...kindOf.keys()];
-  // Nothing lost: every event reached every healthy endpoint of its account (the churning webhooks aside).
+  // Nothing lost: every finished event reached every healthy endpoint of its account (the churning webhooks aside); the unfinished are counted apart.
   const healthyOf: Record<Kind, BenchReceiver[]> = { healthy: receivers.healthy, failing: [receivers.failing[0]!], churn: receivers.churn };
-  const lost = ids.filter((id) => healthyOf[kindOf.get(id)!].some((r) => !r.acknowledged.has(id))).length;
+  const lost = ids.filter((id) => !unchecked.has(id) && healthyOf[kindOf.get(id)!].some((r) => !r.acknowledged.has(id))).length;
   await Promise.all([...Object.values(receivers).flat(), churnReceiver].map((r) => r.close()));
   await db.end();
   return {
@@ -120,8 +120,8 @@ export async function soak(sys: BenchSystem, opts: { minutes: number; rate: numb
     all_as_deserved: lost === 0 && unchecked.size === 0 && outcome.removed_before_check === 0 && Object.keys(outcome.not_as_deserved).length === 0 && outcome.publish_errors === 0,
     webhooks_churned: churned,
     midway,
-    // Least squares over the second half of the run, per hour, beside the series' mean there.
-    slopes: slopesPerHour(minutes, series),
+    // Least squares over the second half of the load (the drain after it left out), per hour, beside the series' mean there.
+    slopes: slopesPerHour(minutes, series, opts.minutes),
     series: { minute: minutes, ...series },
   };
 }
