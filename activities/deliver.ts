@@ -54,10 +54,13 @@ export function createDeliveryActivities(deps: DeliveryDeps) {
     log.debug('delivery attempt', { event_id: event.id, webhook_id: webhookId, attempt, outcome: measured, ms: result.totalTimeMs });
     const ok = result.status >= 200 && result.status < 300;
     const gone = result.status === 410;
+    // Planned before recording, so the attempt's record carries when the next one is due.
+    const retryInMs = ok || gone || final ? undefined : Math.round(Math.max(retryDelaysMs[attempt - 1]! * (1 - JITTER + Math.random() * 2 * JITTER), retryAfter(result) ?? 0));
     record({
       webhookId,
       before: delivery,
       state: ok ? 'completed' : gone || final ? 'failed' : 'pending',
+      ...(retryInMs === undefined ? {} : { nextAttemptAt: new Date(Date.now() + retryInMs) }),
       payload: {
         eventId: event.id,
         webhookId,
@@ -72,9 +75,8 @@ export function createDeliveryActivities(deps: DeliveryDeps) {
     });
     if (ok) return { webhookId, outcome: 'delivered' };
     if (gone) return { webhookId, outcome: 'stopped', reason: '410 Gone: webhook disabled', gone: true };
-    if (final) return { webhookId, outcome: 'failed', attempt, responseCode: result.status };
-    const planned = retryDelaysMs[attempt - 1]! * (1 - JITTER + Math.random() * 2 * JITTER);
-    return { webhookId, outcome: 'retry', attempt, responseCode: result.status, retryInMs: Math.round(Math.max(planned, retryAfter(result) ?? 0)) };
+    if (final || retryInMs === undefined) return { webhookId, outcome: 'failed', attempt, responseCode: result.status };
+    return { webhookId, outcome: 'retry', attempt, responseCode: result.status, retryInMs };
   }
 
   /**
@@ -129,8 +131,10 @@ export function createDeliveryActivities(deps: DeliveryDeps) {
       if (outcome?.outcome === 'retry') {
         const failed = ApplicationFailure.create({
           type: 'DeliveryAttemptFailed',
-          message: `attempt ${outcome.attempt}: ${outcome.responseCode ? `HTTP ${outcome.responseCode}` : 'no response'} from ${input.target.url}`,
+          message: `attempt ${outcome.attempt} of ${input.retryDelaysMs.length + 1}: ${outcome.responseCode ? `HTTP ${outcome.responseCode}` : 'no response'} from ${input.target.url}`,
           nextRetryDelay: outcome.retryInMs,
+          // For the workflow, if this was the activity's last Temporal attempt (workflows/deliver-event.ts).
+          details: [outcome.retryInMs],
           // An endpoint failing is business as usual: the SDK logs it at DEBUG, not as a worker warning.
           category: ApplicationFailureCategory.BENIGN,
         });

@@ -2,14 +2,19 @@ import type { Config } from '../src/config';
 import type { Db } from '../src/db/database';
 import type { TargetOutcome } from '../src/engine/contract';
 import { deliveryMetrics } from '../src/metrics/delivery';
-import { disableIfSustained, disableWebhook, type FailureRun, type HealthVerdict, recordFailure, recordSuccess } from '../src/webhooks/webhooks';
+import { log } from '../src/log';
+import { policyView } from '../src/webhooks/health';
+import type { DisablePolicy } from '../src/webhooks/tables';
+import { disableGoneWebhook, disableIfSustained, type FailureRun, type HealthDecision, recordFailure, recordSuccess } from '../src/webhooks/webhooks';
 
 /**
  * A webhook's health after its delivery attempts: failures are counted in the webhook
  * row (one atomic UPDATE each), and the webhook's long-lived health workflow
  * (workflows/webhook-health.ts) hears only when a run of failures starts, goes on
- * (rarely) and ends; it calls back `disableIfSustained` when the run may have lasted
- * long enough. A 410 Gone disables the webhook at once.
+ * (rarely) and ends; it calls back `decideHealth` when the run may have lasted
+ * long enough, which applies the policy this worker is configured with now. A 410
+ * Gone disables the webhook at once. Each change of state an operator cares about
+ * is one info line (ids only).
  */
 
 /** How activities signal a webhook's health workflow (the engine sends it, starting the workflow if need be). */
@@ -33,14 +38,21 @@ export function healthFollowUp({ config, db, health }: HealthDeps) {
   return async (outcome: TargetOutcome, wasFailing: boolean, counted: Map<string, FailureRun>): Promise<void> => {
     const { webhookId } = outcome;
     if (outcome.outcome === 'delivered') {
-      if (wasFailing && (await recordSuccess(db, webhookId))) await health.recovered(webhookId);
+      if (wasFailing && (await recordSuccess(db, webhookId))) {
+        log.info('webhook recovered', { webhook_id: webhookId });
+        await health.recovered(webhookId);
+      }
     } else if (outcome.outcome === 'retry' || outcome.outcome === 'failed') {
       const run = counted.get(webhookId) ?? (await recordFailure(db, webhookId, new Date()));
+      if (run?.consecutiveFailures === 1) log.info('webhook failing', { webhook_id: webhookId, response_code: outcome.responseCode });
       if (run && repeatsHealthSignal(run.consecutiveFailures, config.disableAfterFailures)) {
         await health.failing(webhookId, run.failingSince);
       }
     } else if (outcome.outcome === 'stopped' && outcome.gone) {
-      if (await disableWebhook(db, webhookId, new Date())) deliveryMetrics.webhookDisabled('gone');
+      if (await disableGoneWebhook(db, webhookId, new Date())) {
+        deliveryMetrics.webhookDisabled('gone');
+        log.info('webhook disabled', { webhook_id: webhookId, reason: 'endpoint_gone' });
+      }
     }
   };
 }
@@ -58,13 +70,33 @@ export function repeatsHealthSignal(consecutiveFailures: number, threshold: numb
   return (multiple & (multiple - 1)) === 0; // a power of two
 }
 
-export function createHealthActivities({ db }: { db: Db }) {
+/** The disable policy this worker is configured with (SHIPHOOK_DISABLE_AFTER_FAILURES, SHIPHOOK_DISABLE_AFTER). */
+export const currentPolicy = (config: Config): DisablePolicy => ({ failures: config.disableAfterFailures, afterMs: config.disableAfterMs });
+
+export function createHealthActivities({ config, db }: { config: Config; db: Db }) {
+  /**
+   * Called by the health workflow when a run of failures may have lasted long enough:
+   * decides under the policy configured now, so a changed setting applies to the runs
+   * already watched once the workers restart with it.
+   */
+  async function decideHealth(webhookId: string, since: number): Promise<HealthDecision> {
+    const policy = currentPolicy(config);
+    const decision = await disableIfSustained(db, webhookId, new Date(since), policy, new Date());
+    if (decision.verdict === 'disabled') {
+      deliveryMetrics.webhookDisabled('failing');
+      log.info('webhook disabled', { webhook_id: webhookId, reason: 'sustained_failures', policy: policyView(policy) });
+    }
+    return decision;
+  }
   return {
-    /** Called by the health workflow when a run of failures may have lasted long enough. */
-    async disableIfSustained(webhookId: string, since: number, minFailures: number, minSpanMs: number): Promise<HealthVerdict> {
-      const verdict = await disableIfSustained(db, webhookId, new Date(since), minFailures, minSpanMs, new Date());
-      if (verdict === 'disabled') deliveryMetrics.webhookDisabled('failing');
-      return verdict;
+    decideHealth,
+    /**
+     * The activity health workflows scheduled before `decideHealth` existed (with the
+     * policy of their start as further arguments, ignored): one still pending when the
+     * workers are upgraded runs here, under the current policy.
+     */
+    async disableIfSustained(webhookId: string, since: number, _minFailures?: number, _minSpanMs?: number): Promise<HealthDecision['verdict']> {
+      return (await decideHealth(webhookId, since)).verdict;
     },
   };
 }

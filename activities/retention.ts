@@ -2,6 +2,7 @@ import type { Config } from '../src/config';
 import type { Db } from '../src/db/database';
 import type { SweepResult } from '../src/engine/contract';
 import { removeExpiredEvents } from '../src/events/retention';
+import { deleteExpiredIdempotencyKeys } from '../src/idempotency/store';
 import { createPayloadPartitions, dropExpiredPayloadPartitions, partitionsAhead, partitionWidthMs, sweepDefaultPayloads } from '../src/events/payload-partitions';
 
 /** Rows one activity call removes, each call its own short transaction. */
@@ -26,7 +27,7 @@ const batched = (what: string, remove: (deps: SweepDeps, now: Date) => Promise<n
 /**
  * What the retention schedule does, in this order, each as often as it needs:
  * events first, so that a payload partition's events are gone when it is checked.
- * Another sweep (idempotency keys past their 24 h, …) is one more line here.
+ * Another sweep is one more line here.
  */
 export const sweeps: Record<string, Sweep> = {
   events: batched('events', ({ config, db }, now) => removeExpiredEvents(db, cutoff(config, now), BATCH)),
@@ -37,6 +38,7 @@ export const sweeps: Record<string, Sweep> = {
     return { counts: { 'payload partitions dropped': dropped, 'payload partitions created': created }, more: false };
   },
   'default payloads': batched('payloads (DEFAULT partition)', ({ config, db }, now) => sweepDefaultPayloads(db, cutoff(config, now), BATCH)),
+  'idempotency keys': batched('idempotency keys', ({ db }, now) => deleteExpiredIdempotencyKeys(db, { before: now, limit: BATCH })),
 };
 
 export function createRetentionActivities(deps: SweepDeps) {

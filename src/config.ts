@@ -59,6 +59,8 @@ export interface Config {
   publicUrl?: string;
   /** How long a rotated-out webhook secret keeps signing beside the new one. */
   secretRotationGraceMs: number;
+  /** The widest window one recovery (POST /v2/webhooks/:id/recover) may cover. */
+  recoveryMaxWindowMs: number;
   testTrackerStepMs: number;
   /**
    * Events older than this are removed with their deliveries and Payloads (an event still
@@ -186,6 +188,7 @@ function readConfig(env: NodeJS.ProcessEnv): Config {
     portalSessionTtlMs: duration(env.SHIPHOOK_PORTAL_SESSION_TTL || '1h', 'SHIPHOOK_PORTAL_SESSION_TTL'),
     publicUrl: env.SHIPHOOK_PUBLIC_URL?.replace(/\/+$/, '') || undefined,
     secretRotationGraceMs: duration(env.SHIPHOOK_SECRET_ROTATION_GRACE || '24h', 'SHIPHOOK_SECRET_ROTATION_GRACE'),
+    recoveryMaxWindowMs: duration(env.SHIPHOOK_RECOVERY_MAX_WINDOW || '14d', 'SHIPHOOK_RECOVERY_MAX_WINDOW'),
     testTrackerStepMs: duration(env.SHIPHOOK_TEST_TRACKER_STEP || '1m', 'SHIPHOOK_TEST_TRACKER_STEP'),
     eventRetentionMs: duration(env.SHIPHOOK_EVENT_RETENTION || '30d', 'SHIPHOOK_EVENT_RETENTION'),
     retentionEveryMs: duration(env.SHIPHOOK_RETENTION_EVERY || '1h', 'SHIPHOOK_RETENTION_EVERY'),

@@ -66,7 +66,8 @@ function createLogger(level: Level, destination?: DestinationStream): Logger {
         level: (label) => ({ level: label }),
         log: (object) => maskDeep(object) as Fields,
       },
-      mixin: () => context.getStore() ?? {},
+      // A copy: pino merges each line's own fields into what the mixin returns.
+      mixin: () => ({ ...context.getStore() }),
       redact: { paths: REDACT_PATHS, censor: '[redacted]' },
     },
     destination ?? pino.destination({ dest: 1, sync: true }),

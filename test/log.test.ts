@@ -38,6 +38,20 @@ describe('the logger', () => {
     expect(findLeaks(dir, ['whsec-very-secret', 'hook-pass-123'])).toEqual([]);
   });
 
+  it('keeps a line\'s own fields off the later lines of the same context', () => {
+    const file = logFile(dir, 'context');
+    logToFile(file);
+    setLogLevel('info');
+    withLogContext({ request_id: 'req-2' }, () => {
+      log.info('first', { recovery_id: 'replay_1' });
+      log.info('second');
+    });
+    const [first, second] = readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    expect(first).toMatchObject({ request_id: 'req-2', recovery_id: 'replay_1' });
+    expect(second.request_id).toBe('req-2');
+    expect(second.recovery_id).toBeUndefined();
+  });
+
   it('masks keys, URL credentials and Authorization values inside any string', () => {
     expect(maskSecrets(`GET with ${KEY}`)).toBe('GET with shk_test_***');
     expect(maskSecrets('postgres://shiphook:pw@db:5432/x and http://token@h/')).toBe('postgres://***@db:5432/x and http://***@h/');

@@ -1,4 +1,4 @@
-import { proxyActivities, proxyLocalActivities, sleep, upsertSearchAttributes } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, proxyActivities, proxyLocalActivities, sleep, upsertSearchAttributes } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { type AttemptResult, type DeliverEvent, type DeliveryTarget, EventStatusAttr, type EventStatus } from '../src/engine/contract';
 
@@ -40,7 +40,10 @@ export function laterStatus(held: EventStatus | undefined, reported: EventStatus
  * failing endpoint never holds the others back, and the UI shows each pending
  * attempt with its count, last failure and next retry time (every attempt's
  * request and response are Payloads in the API). Attempts are numbered by what the
- * database recorded as sent, so infrastructure errors never use one up.
+ * database recorded as sent, so infrastructure errors never use one up. The activity's
+ * Temporal attempts are limited to the schedule's remaining ones (the UI shows
+ * "Attempt k / n", its summary which delivery attempts those are); if infrastructure
+ * errors used some of them, the workflow schedules it once more (see below).
  */
 export const deliverEvent: DeliverEvent = async (input) => {
   const { eventId, targets, retryDelaysMs } = input;
@@ -64,7 +67,8 @@ export const deliverEvent: DeliverEvent = async (input) => {
   };
 
   const activityTimeout = input.attemptTimeoutMs + 10_000; // HTTP plus room for SQL and the health report
-  let retries: { target: DeliveryTarget; waitMs: number }[];
+  /** `from`: the delivery attempt the retries start with. */
+  let retries: { target: DeliveryTarget; waitMs: number; from: number }[];
   try {
     const { attemptDeliveries } = proxyLocalActivities<Activities>({
       startToCloseTimeout: activityTimeout,
@@ -75,33 +79,55 @@ export const deliverEvent: DeliverEvent = async (input) => {
     seen(first);
     retries = first.outcomes.flatMap((o) => {
       const target = targets.find((t) => t.webhookId === o.webhookId);
-      return o.outcome === 'retry' && target ? [{ target, waitMs: o.retryInMs }] : [];
+      return o.outcome === 'retry' && target ? [{ target, waitMs: o.retryInMs, from: o.attempt + 1 }] : [];
     });
   } catch {
     // The fast path gave up (the database stayed unreachable through its retries):
     // every URL goes to a regular activity, which the server retries with backoff.
-    retries = targets.map((target) => ({ target, waitMs: 0 }));
+    retries = targets.map((target) => ({ target, waitMs: 0, from: 1 }));
   }
 
+  const total = retryDelaysMs.length + 1;
+  /**
+   * The attempts `from`..`total` to one target: one activity whose Temporal attempts
+   * are those delivery attempts, so the UI shows "Attempt k / total - from + 1" with
+   * the summary naming the delivery's numbers. `limited: false`: the schedule's end
+   * is left to the activity (it returns on the last attempt).
+   */
+  const attemptsTo = async (target: DeliveryTarget, waitMs: number, from: number, limited: boolean) => {
+    const waitInActivity = waitMs > 0 && waitMs <= WAIT_IN_ACTIVITY_MAX_MS;
+    const { retryDelivery } = proxyActivities<Activities>({
+      // Its own task queue: workers can serve it at a lower priority than first attempts.
+      taskQueue: input.retryTaskQueue,
+      // Per attempt; also how soon an attempt lost with a dead worker is tried again.
+      startToCloseTimeout: activityTimeout + (waitInActivity ? waitMs : 0),
+      // Delivery failures set their own delay (nextRetryDelay); this backoff is for
+      // infrastructure errors.
+      retry: { initialInterval: '1s', maximumInterval: '30s', backoffCoefficient: 2, ...(limited ? { maximumAttempts: total - from + 1 } : {}) },
+      // Short: a URL may be 2,048 characters, and the UI shows this on one line.
+      summary: `${limited ? `attempts ${from}–${total} of ${total}` : `attempts after infrastructure errors, up to ${total}`}: POST ${target.url.length > 120 ? target.url.slice(0, 119) + '…' : target.url}`,
+    });
+    if (waitMs > 0 && !waitInActivity) await sleep(waitMs);
+    // Workflow time (that of this task): the same on replay.
+    const notBefore = waitInActivity ? Date.now() + waitMs : undefined;
+    return retryDelivery({ eventId, target, retryDelaysMs, ...(notBefore ? { notBefore } : {}) });
+  };
+
   await Promise.all(
-    retries.map(async ({ target, waitMs }) => {
-      const waitInActivity = waitMs > 0 && waitMs <= WAIT_IN_ACTIVITY_MAX_MS;
-      const { retryDelivery } = proxyActivities<Activities>({
-        // Its own task queue: workers can serve it at a lower priority than first attempts.
-        taskQueue: input.retryTaskQueue,
-        // Per attempt; also how soon an attempt lost with a dead worker is tried again.
-        startToCloseTimeout: activityTimeout + (waitInActivity ? waitMs : 0),
-        // Delivery failures set their own delay (nextRetryDelay); this backoff is for
-        // infrastructure errors, and there is no attempt limit because the activity
-        // itself ends the run when the schedule's attempts are spent.
-        retry: { initialInterval: '1s', maximumInterval: '30s', backoffCoefficient: 2 },
-        // Short: a URL may be 2,048 characters, and the UI shows this on one line.
-        summary: `POST ${target.url.length > 120 ? target.url.slice(0, 119) + '…' : target.url}`,
-      });
-      if (waitMs > 0 && !waitInActivity) await sleep(waitMs);
-      // Workflow time (that of this task): the same on replay.
-      const notBefore = waitInActivity ? Date.now() + waitMs : undefined;
-      seen(await retryDelivery({ eventId, target, retryDelaysMs, ...(notBefore ? { notBefore } : {}) }));
+    retries.map(async ({ target, waitMs, from }) => {
+      try {
+        seen(await attemptsTo(target, waitMs, from, true));
+      } catch (err) {
+        // The activity returns on the schedule's last attempt, so its Temporal attempts ran
+        // out only when some of them sent nothing (the database unreachable, a lost worker).
+        // The delivery's remaining attempts get one more activity, without a limit: the
+        // history grows by one activity per URL at most. (Runs recorded before the limit
+        // never failed this activity: their histories replay as they were.)
+        if (!(err instanceof ActivityFailure)) throw err;
+        const cause = err.cause instanceof ApplicationFailure ? err.cause : undefined;
+        const nextWait = typeof cause?.details?.[0] === 'number' ? cause.details[0] : 0;
+        seen(await attemptsTo(target, nextWait, from, false));
+      }
     }),
   );
 

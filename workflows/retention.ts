@@ -2,9 +2,11 @@ import { continueAsNew, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { Retention, RetentionCounts } from '../src/engine/contract';
 
+// A sweep that keeps failing fails the run (the Schedule shows it) rather than holding
+// every later run back: one runs at a time.
 const { retentionSweeps, retentionSweep } = proxyActivities<Activities>({
   startToCloseTimeout: '5 minutes',
-  retry: { initialInterval: '1s', maximumInterval: '1 minute' },
+  retry: { initialInterval: '1s', maximumInterval: '1 minute', maximumAttempts: 10 },
 });
 
 /** Activity calls per run before continuing as new: keeps the history short. */

@@ -2,8 +2,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Request, Response } from 'express';
 import type { Db } from '../db/database';
 import { ApiError } from '../errors/api-error';
-import { canonicalRequest, KEY_FORMAT, KEY_FORMAT_RULE, type KeyMaterial, keyMaterial } from '../idempotency/secrets';
-import { claimKey, keepAnswer, type KeyState, readKey, releaseKey } from '../idempotency/store';
+import { canonicalRequest, KEY_FORMAT, KEY_FORMAT_RULE, keyMaterial } from '../idempotency/key-material';
+import { type Claim, claimKey, keepAnswer, readKey, releaseKey } from '../idempotency/store';
 import { log } from '../log';
 
 /**
@@ -43,7 +43,7 @@ export function answerOnce(db: Db, scopeOf: (req: Request) => string) {
     const key = keyMaterial(scope, header);
     const fingerprint = key.fingerprint(canonicalRequest(req.method, req.baseUrl + req.path, req.body ?? {}));
     const deadline = Date.now() + WAIT_FOR_FIRST_MS;
-    let held: KeyState = await claimKey(db, scope, key, fingerprint);
+    let held = await claimKey(db, scope, key, fingerprint);
     for (let pause = FIRST_POLL_MS; held.state === 'in flight'; pause = Math.min(pause * 2, MAX_POLL_MS)) {
       if (Date.now() >= deadline) {
         res.setHeader('Retry-After', '1');
@@ -61,25 +61,25 @@ export function answerOnce(db: Db, scopeOf: (req: Request) => string) {
         res.setHeader(REPLAYED_HEADER, 'true');
         return { status: held.status, body: held.body };
       case 'claimed':
-        return answerFirst(db, scope, key, perform);
+        return answerFirst(db, held.claim, perform);
     }
   };
 }
 
-async function answerFirst(db: Db, scope: string, key: KeyMaterial, perform: () => Promise<Answer>): Promise<Answer> {
+async function answerFirst(db: Db, claim: Claim, perform: () => Promise<Answer>): Promise<Answer> {
   let answer: Answer;
   try {
     answer = await perform();
   } catch (err) {
-    if (err instanceof ApiError && err.status < 500) await keep(db, scope, key, { status: err.status, body: err.toBody() });
-    else await releaseKey(db, scope, key).catch((e) => log.warn('idempotency key not released; it is taken over later', { error: String(e?.message ?? e).slice(0, 200) }));
+    if (err instanceof ApiError && err.status < 500) await keep(db, claim, { status: err.status, body: err.toBody() });
+    else await releaseKey(db, claim).catch((e) => log.warn('idempotency key not released; it is taken over later', { error: String(e?.message ?? e).slice(0, 200) }));
     throw err;
   }
-  await keep(db, scope, key, answer);
+  await keep(db, claim, answer);
   return answer;
 }
 
 /** The work is done: a failure to keep its answer must not turn it into an error the client would retry. */
-async function keep(db: Db, scope: string, key: KeyMaterial, answer: Answer): Promise<void> {
-  await keepAnswer(db, scope, key, answer).catch((e) => log.warn('idempotency answer not kept', { error: String(e?.message ?? e).slice(0, 200) }));
+async function keep(db: Db, claim: Claim, answer: Answer): Promise<void> {
+  await keepAnswer(db, claim, answer).catch((e) => log.warn('idempotency answer not kept', { error: String(e?.message ?? e).slice(0, 200) }));
 }

@@ -2,7 +2,7 @@ import { OpenAPIRegistry, OpenApiGeneratorV31, type RouteConfig } from '@asteaso
 import type { Access, Operation } from '../operation';
 import { z } from '../schema';
 import { VERSION } from '../version';
-import { KEY_FORMAT } from '../idempotency/secrets';
+import { KEY_FORMAT } from '../idempotency/key-material';
 import { CALLER_BASE, CALLER_OPERATIONS, OPERATOR_BASE, OPERATOR_OPERATIONS } from './operations';
 
 /**

@@ -71,8 +71,12 @@ export interface AttemptResult {
 
 export interface HealthInput {
   webhookId: string;
-  disableAfterFailures: number;
-  disableAfterMs: number;
+  /**
+   * Only in runs started before the policy was read when deciding (their histories
+   * still replay): the policy of their start. The workflow holds none now.
+   */
+  disableAfterFailures?: number;
+  disableAfterMs?: number;
   /** Carried across continue-as-new: the start (epoch ms) of the run of failures being watched. */
   failingSince?: number;
 }
@@ -83,6 +87,10 @@ export type WebhookHealth = (input: HealthInput) => Promise<void>;
 export const failingSignal = defineSignal<[{ since: number }]>('failing');
 /** An attempt succeeded after failures: the run is over. */
 export const recoveredSignal = defineSignal('recovered');
+/** The webhook was re-enabled (or its run of failures ended by an update): the workflow starts a fresh run. */
+export const reenabledSignal = defineSignal('reenabled');
+/** The webhook was deleted: the workflow ends. */
+export const deletedSignal = defineSignal('deleted');
 
 // ---- the test tracker workflow -----------------------------------------------------
 

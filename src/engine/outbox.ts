@@ -10,6 +10,7 @@ import { deliveryMetrics } from '../metrics/delivery';
 import { redactUrl } from '../webhooks/url';
 import { deliverEvent } from '../../workflows/deliver-event';
 import { type DeliverEventInput, type DeliveryTarget, deliveryWorkflowId, EventIdAttr, EventTypeAttr, ModeAttr, UserIdAttr, WebhookUrlsAttr } from './contract';
+import { endReplays } from './replay-end';
 import { errorText, isPermanentStartFailure } from './start-failures';
 import { urlsAttribute } from './urls-attribute';
 
@@ -86,6 +87,8 @@ export function startDispatcher(opts: DispatcherOptions): { stop(): Promise<void
     await markDispatched(db, started);
     await releaseClaims(db, failed);
     await markDispatchFailed(db, refused);
+    // Their marks are cleared: a replay or recovery whose last events these were has ended.
+    await endReplays(db, events.map((e) => e.replay_id)).catch((err) => log.warn('could not check whether replays ended', { error: errorText(err).slice(0, 200) }));
     const eager = starts.filter((s) => s.status === 'fulfilled' && s.value.eager).length;
     log.debug('dispatched', { started: started.length, eager, failed: failed.length, refused: refused.length });
     deliveryMetrics.startsFailed('transient', failed.length);

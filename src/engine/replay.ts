@@ -1,9 +1,11 @@
 import { type Kysely, sql } from 'kysely';
-import type { Database, Db } from '../db/database';
+import type { Database, Db, Executor } from '../db/database';
 import { eventUrls, eventView } from '../events/events';
 import { eventStatusOf, lockEvent, refreshEventStatus } from '../events/status';
 import { OUTBOX_CHANNEL } from '../events/publish';
 import { enabledWebhooks } from '../webhooks/webhooks';
+import type { RecoveryScope } from '../webhooks/recovery';
+import type { RecoveryView } from '../webhooks/recovery.schema';
 import { ApiError } from '../errors/api-error';
 import { hasPrefix, newId } from '../ids';
 import { isoMillis } from '../format';
@@ -11,6 +13,18 @@ import { log } from '../log';
 import { LEASE_MS, markDispatched, pendingTargets, releaseClaims, startDelivery } from './outbox';
 import type { TemporalDeps } from './client';
 import { MAX_BULK_REPLAY, type ReplayFilter } from './replay.schema';
+import { endReplays } from './replay-end';
+
+/**
+ * A delivery row `d` whose webhook can still be delivered to: not deleted, not disabled.
+ * A replay resets only these (the workflow would stop the others at once), and one that
+ * has none to reset says so instead of answering `in_queue` and falling back to `failed`.
+ */
+const LIVE = sql<boolean>`exists (select 1 from webhooks w where w.id = d.webhook_id and w.deleted_at is null and w.disabled_at is null)`;
+
+/** The 422 of a replay that would deliver nothing: every undelivered URL belongs to a deleted or disabled webhook. */
+const noLiveWebhook = (detail: string) =>
+  new ApiError('WEBHOOK.INVALID', `No live webhook to deliver to: ${detail} Re-enable the webhook (PATCH /v2/webhooks/:id) and replay again.`);
 
 /**
  * Replay: deliver an event again, as a new workflow run; earlier Payloads stay.
@@ -25,15 +39,21 @@ export async function replayEvent(db: Db, deps: TemporalDeps, eventId: string, o
     if (!event) throw new ApiError('NOT_FOUND', 'Event not found.');
     if (opts.all) {
       const hooks = await enabledWebhooks(trx, event.user_id, event.mode);
-      if (hooks.length) {
-        await trx
-          .insertInto('event_deliveries')
-          .values(hooks.map((h) => ({ event_id: event.id, webhook_id: h.id, url: h.url })))
-          .onConflict((oc) => oc.columns(['event_id', 'webhook_id']).doUpdateSet({ state: 'pending', attempts: 0, url: sql`excluded.url`, updated_at: new Date() }))
-          .execute();
-      }
+      if (hooks.length === 0) throw noLiveWebhook('no webhook of this account and mode is enabled.');
+      await trx
+        .insertInto('event_deliveries')
+        .values(hooks.map((h) => ({ event_id: event.id, webhook_id: h.id, url: h.url })))
+        .onConflict((oc) => oc.columns(['event_id', 'webhook_id']).doUpdateSet({ state: 'pending', attempts: 0, url: sql`excluded.url`, updated_at: new Date() }))
+        .execute();
     } else {
-      await trx.updateTable('event_deliveries').set({ state: 'pending', attempts: 0, updated_at: new Date() }).where('event_id', '=', event.id).where('state', '!=', 'completed').execute();
+      // Nothing unacknowledged at all: the new run ends at once, as before. Something
+      // unacknowledged but nowhere live to send it (a dispatch incident aside, whose
+      // replay settles it): refused, and the transaction leaves everything as it was.
+      const { rows } = await sql<{ live: boolean }>`select ${LIVE} as live from event_deliveries d where d.event_id = ${event.id} and d.state <> 'completed'`.execute(trx);
+      if (rows.length > 0 && !rows.some((r) => r.live) && !event.dispatch_failed_at) {
+        throw noLiveWebhook('the URLs this event has not delivered to belong to deleted or disabled webhooks (to deliver to the webhooks enabled now, replay with {"all": true}).');
+      }
+      await sql`update event_deliveries d set state = 'pending', attempts = 0, updated_at = now() where d.event_id = ${event.id} and d.state <> 'completed' and ${LIVE}`.execute(trx);
     }
     await refreshEventStatus(trx, event.id);
     // A replay also clears a dispatch incident (outbox.ts): the operator fixed its cause.
@@ -53,6 +73,10 @@ export async function replayEvent(db: Db, deps: TemporalDeps, eventId: string, o
     const targets = (await pendingTargets(db, [row.id])).get(row.id) ?? [];
     await startDelivery(await deps.temporal(), deps.config, row, targets, { replay: true });
     await markDispatched(db, [row.id]);
+    // Started at once, so this one line is its start and its end.
+    log.info('event replayed', { event_id: row.id, user_id: row.user_id, mode: row.mode, webhooks: targets.length, all: opts.all === true });
+    // It may have carried a broad replay's mark, now cleared.
+    await endReplays(db, [row.replay_id]);
   } catch (err) {
     log.warn('replay start deferred to the dispatcher', { event_id: row.id, error: String((err as Error).message).slice(0, 200) });
     await releaseClaims(db, [row.id]).catch(() => undefined); // or its lease runs out
@@ -60,7 +84,7 @@ export async function replayEvent(db: Db, deps: TemporalDeps, eventId: string, o
   return eventView(row, urls);
 }
 
-/** The events a broad replay takes: those matching every filter given, oldest first, at most MAX_BULK_REPLAY. */
+/** The events a broad replay's filter matches: those matching every filter given (`startReplay` orders and caps them). */
 function matching(db: Kysely<Database>, filter: ReplayFilter) {
   let query = db.selectFrom('events').select('events.id');
   if (filter.status) query = query.where('events.status', '=', filter.status);
@@ -72,37 +96,105 @@ function matching(db: Kysely<Database>, filter: ReplayFilter) {
     const hook = filter.webhook_id;
     query = query.where((eb) => eb.exists(eb.selectFrom('event_deliveries').select('event_id').whereRef('event_deliveries.event_id', '=', 'events.id').where('event_deliveries.webhook_id', '=', hook)));
   }
-  return query.orderBy('events.id').limit(MAX_BULK_REPLAY);
+  return query;
 }
 
 /**
- * Operators: replay every event matching the filter, answered at once. One
- * transaction resets the matching events' unacknowledged deliveries to pending and
- * hands the events back to the outbox with this replay's id (outbox.ts starts
- * them, replacing a run still going); the dispatchers of every worker share the
- * work, and it survives any process dying. Progress: `replayProgress`.
+ * Of those, the events a replay can deliver: a dispatch incident (its replay settles it),
+ * one with nothing unacknowledged (its run ends at once), or one with an unacknowledged
+ * URL of a live webhook. Left out: those whose every unacknowledged URL is dead.
+ */
+const DELIVERABLE = sql<boolean>`(
+  events.dispatch_failed_at is not null
+  or not exists (select 1 from event_deliveries d where d.event_id = events.id and d.state <> 'completed')
+  or exists (select 1 from event_deliveries d where d.event_id = events.id and d.state <> 'completed' and ${LIVE}))`;
+
+/**
+ * Resets the unacknowledged deliveries to live webhooks of these events (only those to
+ * `webhookId` when given) and hands the events back to the outbox marked with this
+ * replay's id (outbox.ts starts them, replacing a run still going; the dispatchers of
+ * every worker share the work, and it survives any process dying).
+ */
+async function markForReplay(trx: Executor, replayId: string, ids: string[], webhookId?: string): Promise<void> {
+  if (ids.length === 0) return;
+  await sql`
+    update event_deliveries d set state = 'pending', attempts = 0, updated_at = now()
+    where d.event_id = any(${ids}::text[]) and d.state <> 'completed' and ${LIVE}
+      ${webhookId ? sql`and d.webhook_id = ${webhookId}` : sql``}`.execute(trx);
+  await sql`
+    update events e set
+      dispatched_at = null, dispatch_lease_until = null, dispatch_failed_at = null, dispatch_error = null,
+      replay_id = ${replayId}, updated_at = now(),
+      status = ${eventStatusOf(sql`(select state, attempts from event_deliveries where event_id = e.id)`)}
+    where e.id = any(${ids}::text[])`.execute(trx);
+  await sql`select pg_notify(${OUTBOX_CHANNEL}, '')`.execute(trx);
+}
+
+/**
+ * Operators: replay every event matching the filter, answered at once (`markForReplay`).
+ * Events whose every unacknowledged URL belongs to a deleted or disabled webhook are
+ * left as they are; when the filter matches only such events, the replay is refused.
+ * Progress: `replayProgress`; the end: replay-end.ts.
  */
 export async function startReplay(db: Db, filter: ReplayFilter) {
   const id = newId('replay');
   const matched = await db.transaction().execute(async (trx) => {
-    const ids = (await matching(trx, filter).forNoKeyUpdate().execute()).map((r) => r.id);
-    if (ids.length) {
-      await sql`
-        update event_deliveries set state = 'pending', attempts = 0, updated_at = now()
-        where event_id = any(${ids}::text[]) and state <> 'completed'`.execute(trx);
-      await sql`
-        update events e set
-          dispatched_at = null, dispatch_lease_until = null, dispatch_failed_at = null, dispatch_error = null,
-          replay_id = ${id}, updated_at = now(),
-          status = ${eventStatusOf(sql`(select state, attempts from event_deliveries where event_id = e.id)`)}
-        where e.id = any(${ids}::text[])`.execute(trx);
-      await sql`select pg_notify(${OUTBOX_CHANNEL}, '')`.execute(trx);
+    const ids = (await matching(trx, filter).where(DELIVERABLE).orderBy('events.id').limit(MAX_BULK_REPLAY).forNoKeyUpdate().execute()).map((r) => r.id);
+    if (ids.length === 0 && (await matching(trx, filter).limit(1).execute()).length > 0) {
+      throw noLiveWebhook('every event the filter matches has its undelivered URLs on deleted or disabled webhooks.');
     }
+    await markForReplay(trx, id, ids);
     await trx.insertInto('replays').values({ id, filter: JSON.stringify(filter), matched: ids.length }).execute();
     return ids.length;
   });
   log.info('broad replay started', { replay_id: id, matched });
+  await endReplays(db, [id]); // nothing matched: ended at once
   return (await replayProgress(db, id))!; // committed above
+}
+
+/** The events a recovery takes: the scope's, oldest first, at most MAX_BULK_REPLAY. */
+function recoverable(db: Kysely<Database>, scope: RecoveryScope) {
+  return db
+    .selectFrom('events')
+    .select('events.id')
+    .where('events.user_id', '=', scope.userId)
+    .where('events.mode', '=', scope.mode)
+    .where('events.created_at', '>=', scope.since)
+    .where('events.created_at', '<', scope.until)
+    .where((eb) =>
+      eb.exists(
+        eb
+          .selectFrom('event_deliveries')
+          .select('event_id')
+          .whereRef('event_deliveries.event_id', '=', 'events.id')
+          .where('event_deliveries.webhook_id', '=', scope.webhookId)
+          .where('event_deliveries.state', '!=', 'completed'),
+      ),
+    )
+    .orderBy('events.id')
+    .limit(MAX_BULK_REPLAY);
+}
+
+/**
+ * A recovery (webhooks/recovery.ts checks it, then calls this): a replay of the scope's
+ * events narrowed to one webhook, whose unacknowledged deliveries to it are reset;
+ * their other URLs are left as they are. Answered at once; progress: `recoveryProgress`.
+ */
+export async function startRecovery(db: Db, scope: RecoveryScope): Promise<RecoveryView> {
+  const id = newId('replay');
+  const matched = await db.transaction().execute(async (trx) => {
+    const ids = (await recoverable(trx, scope).forNoKeyUpdate().execute()).map((r) => r.id);
+    await markForReplay(trx, id, ids, scope.webhookId);
+    const window = { since: isoMillis(scope.since), until: isoMillis(scope.until) };
+    await trx
+      .insertInto('replays')
+      .values({ id, filter: JSON.stringify({ webhook_id: scope.webhookId, ...window }), matched: ids.length, user_id: scope.userId, mode: scope.mode, webhook_id: scope.webhookId })
+      .execute();
+    return ids.length;
+  });
+  log.info('recovery started', { recovery_id: id, webhook_id: scope.webhookId, user_id: scope.userId, mode: scope.mode, since: isoMillis(scope.since), until: isoMillis(scope.until), matched });
+  await endReplays(db, [id]); // nothing matched: ended at once
+  return (await recoveryProgress(db, { userId: scope.userId, mode: scope.mode }, id))!; // committed above
 }
 
 /** Dispatch incidents (events whose start Temporal refused), oldest first, for operators. */
@@ -118,12 +210,18 @@ export async function dispatchIncidents(db: Db, limit = 100) {
   return rows.map((r) => ({ ...r, dispatch_failed_at: isoMillis(r.dispatch_failed_at!) }));
 }
 
-/** Where a broad replay stands: how many of its events the dispatchers have started again. */
+/** Events still carrying a replay's mark: not yet started again. */
+async function remainingOf(db: Db, id: string): Promise<number> {
+  const { remaining } = await db.selectFrom('events').select(sql<number>`count(*)::int`.as('remaining')).where('replay_id', '=', id).executeTakeFirstOrThrow();
+  return remaining;
+}
+
+/** Where a broad replay (or, for operators, a recovery) stands: how many of its events the dispatchers have started again. */
 export async function replayProgress(db: Db, id: string) {
   if (!hasPrefix(id, 'replay')) return undefined;
   const row = await db.selectFrom('replays').selectAll().where('id', '=', id).executeTakeFirst();
   if (!row) return undefined;
-  const { remaining } = await db.selectFrom('events').select(sql<number>`count(*)::int`.as('remaining')).where('replay_id', '=', id).executeTakeFirstOrThrow();
+  const remaining = await remainingOf(db, id);
   return {
     id: row.id,
     object: 'Replay' as const,
@@ -135,5 +233,40 @@ export async function replayProgress(db: Db, id: string) {
     capped: row.matched === MAX_BULK_REPLAY,
     filter: row.filter,
     created_at: isoMillis(row.created_at),
+  };
+}
+
+/** Where a recovery of this account and mode stands; undefined for anyone else's. */
+export async function recoveryProgress(db: Db, owner: { userId: string; mode: RecoveryScope['mode'] }, id: string): Promise<RecoveryView | undefined> {
+  if (!hasPrefix(id, 'replay')) return undefined;
+  const row = await db.selectFrom('replays').selectAll().where('id', '=', id).where('user_id', '=', owner.userId).where('mode', '=', owner.mode).executeTakeFirst();
+  if (!row?.webhook_id) return undefined;
+  const { since, until } = row.filter as { since: string; until: string };
+  const remaining = await remainingOf(db, id);
+  const { undelivered } = await db
+    .selectFrom('event_deliveries as d')
+    .innerJoin('events as e', 'e.id', 'd.event_id')
+    .select(sql<number>`count(*)::int`.as('undelivered'))
+    .where('d.webhook_id', '=', row.webhook_id)
+    .where('d.state', '!=', 'completed')
+    .where('e.user_id', '=', owner.userId)
+    .where('e.mode', '=', owner.mode)
+    .where('e.created_at', '>=', new Date(since))
+    .where('e.created_at', '<', new Date(until))
+    .executeTakeFirstOrThrow();
+  return {
+    id: row.id,
+    object: 'Recovery',
+    webhook_id: row.webhook_id,
+    since,
+    until,
+    status: remaining === 0 ? 'done' : 'running',
+    matched: row.matched,
+    started: row.matched - remaining,
+    remaining,
+    capped: row.matched === MAX_BULK_REPLAY,
+    undelivered,
+    created_at: isoMillis(row.created_at),
+    ended_at: row.ended_at ? isoMillis(row.ended_at) : null,
   };
 }

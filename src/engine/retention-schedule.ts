@@ -1,4 +1,4 @@
-import { type Client, ScheduleAlreadyRunning, ScheduleNotFoundError, ScheduleOverlapPolicy } from '@temporalio/client';
+import { type Client, ScheduleAlreadyRunning, type ScheduleExecutionActionResult, ScheduleNotFoundError, ScheduleOverlapPolicy } from '@temporalio/client';
 import type { Config } from '../config';
 import { type Retention, type RetentionCounts, retentionScheduleId } from './contract';
 
@@ -28,24 +28,30 @@ export async function ensureRetentionSchedule(client: Client, config: Config): P
 }
 
 /**
- * Triggers the Schedule now and waits for the run: the one the trigger started, or,
- * when a run was going already (the trigger is then skipped: one at a time), that one.
- * Returns what the run removed.
+ * Triggers the Schedule now and waits for the run, returning what it removed. A run that
+ * is going already is waited for first (a trigger meanwhile would be skipped: one at a
+ * time), so the run reported started after this was called.
  */
 export async function runRetentionNow(client: Client, config: Pick<Config, 'taskQueue'>, startWithinMs = 60_000): Promise<RetentionCounts> {
   const scheduleId = retentionScheduleId(config.taskQueue);
   const schedule = client.schedule.getHandle(scheduleId);
-  const before = await schedule.describe().catch((err) => {
-    if (err instanceof ScheduleNotFoundError) throw new Error(`there is no ${scheduleId} schedule yet: a worker creates it when it starts`);
-    throw err;
-  });
+  const describe = () =>
+    schedule.describe().catch((err) => {
+      if (err instanceof ScheduleNotFoundError) throw new Error(`there is no ${scheduleId} schedule yet: a worker creates it when it starts`);
+      throw err;
+    });
+  const result = (run: ScheduleExecutionActionResult) => client.workflow.getHandle<Retention>(run.workflow.workflowId, run.workflow.firstExecutionRunId).result();
+  let before = await describe();
+  if (before.info.runningActions.length) {
+    await Promise.all(before.info.runningActions.map((run) => result(run).catch(() => undefined)));
+    before = await describe();
+  }
   const known = new Set(before.info.recentActions.map((a) => a.action.workflow.firstExecutionRunId));
   await schedule.trigger(ScheduleOverlapPolicy.SKIP);
   for (const until = Date.now() + startWithinMs; ; ) {
-    const { info } = await schedule.describe();
-    const run = info.recentActions.map((a) => a.action).find((a) => !known.has(a.workflow.firstExecutionRunId)) ?? info.runningActions[0];
-    if (run) return client.workflow.getHandle<Retention>(run.workflow.workflowId, run.workflow.firstExecutionRunId).result();
-    if (Date.now() > until) throw new Error(`the ${scheduleId} schedule started no run (is it paused? is a worker running?)`);
+    const run = (await describe()).info.recentActions.map((a) => a.action).find((a) => !known.has(a.workflow.firstExecutionRunId));
+    if (run) return result(run);
+    if (Date.now() > until) throw new Error(`the ${scheduleId} schedule started no run (is a worker running?)`);
     await new Promise((r) => setTimeout(r, 200));
   }
 }

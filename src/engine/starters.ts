@@ -3,7 +3,8 @@ import type { HealthSignals } from '../../activities/health';
 import type { Config } from '../config';
 import { webhookHealth } from '../../workflows/webhook-health';
 import { testTracker } from '../../workflows/test-tracker';
-import { failingSignal, healthWorkflowId, type HealthInput, recoveredSignal, testTrackerWorkflowId } from './contract';
+import type { HealthWorkflows } from '../webhooks/webhooks';
+import { deletedSignal, failingSignal, healthWorkflowId, type HealthInput, reenabledSignal, recoveredSignal, testTrackerWorkflowId } from './contract';
 import type { TemporalDeps } from './client';
 
 /**
@@ -23,10 +24,11 @@ export async function startTestTracker(deps: TemporalDeps, trackerId: string): P
 
 /** The signals delivery activities send a webhook's health workflow, which the first one starts. */
 export function healthSignals(client: Client, config: Config): HealthSignals {
+  // No policy in the input: the workflow asks for the current one whenever it decides.
   const start = (webhookId: string) => ({
     workflowId: healthWorkflowId(webhookId),
     taskQueue: config.taskQueue,
-    args: [{ webhookId, disableAfterFailures: config.disableAfterFailures, disableAfterMs: config.disableAfterMs }] satisfies [HealthInput],
+    args: [{ webhookId }] satisfies [HealthInput],
   });
   return {
     async failing(webhookId, since) {
@@ -35,5 +37,27 @@ export function healthSignals(client: Client, config: Config): HealthSignals {
     async recovered(webhookId) {
       await client.workflow.signalWithStart(webhookHealth, { ...start(webhookId), signal: recoveredSignal, signalArgs: [] });
     },
+  };
+}
+
+/**
+ * What the API tells a webhook's health workflow when the webhook changes (handed to
+ * the webhooks' operations). A webhook without a running workflow has nothing to
+ * tell: resolves false, and starts none.
+ */
+export function healthWorkflows(deps: TemporalDeps): HealthWorkflows {
+  const tell = async (webhookId: string, signal: typeof reenabledSignal | typeof deletedSignal): Promise<boolean> => {
+    const client = await deps.temporal();
+    try {
+      await client.workflow.getHandle(healthWorkflowId(webhookId)).signal(signal);
+      return true;
+    } catch (err) {
+      if ((err as Error).name === 'WorkflowNotFoundError') return false;
+      throw err;
+    }
+  };
+  return {
+    restart: (webhookId) => tell(webhookId, reenabledSignal),
+    end: (webhookId) => tell(webhookId, deletedSignal),
   };
 }

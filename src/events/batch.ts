@@ -2,7 +2,7 @@ import type { Db } from '../db/database';
 import { ApiError, type ErrorDetail } from '../errors/api-error';
 import { newId } from '../ids';
 import { OPERATOR_EVENT_SCOPE } from '../idempotency/scope';
-import { canonicalJson, type KeyMaterial, keyMaterial } from '../idempotency/secrets';
+import { canonicalJson, type KeyMaterial, keyMaterial } from '../idempotency/key-material';
 import { claimAnswered } from '../idempotency/store';
 import type { z } from '../schema';
 import type { NewEventBatchBody } from './events.schema';

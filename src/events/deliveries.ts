@@ -1,5 +1,8 @@
 import { sql } from 'kysely';
-import { anyOf, type Db } from '../db/database';
+import { anyOf, type Db, type Executor } from '../db/database';
+import { ownedBy, type Principal } from '../account/principal';
+import { isoSeconds } from '../format';
+import { redactUrl } from '../webhooks/url';
 import type { DeliveryState, EventStatus } from './tables';
 import { lockEventOnly, refreshEventStatus } from './status';
 import { type NewPayload, payloadRows } from './payloads';
@@ -24,6 +27,8 @@ export interface AttemptRecord {
   state: DeliveryState;
   /** What was sent and received; absent when nothing was sent (webhook disabled or deleted). */
   payload?: NewPayload;
+  /** When the next attempt is planned (a failed attempt with attempts left); absent otherwise, which clears it. */
+  nextAttemptAt?: Date;
 }
 
 /** What recording a batch of outcomes gives back. */
@@ -48,12 +53,18 @@ export interface Recorded {
 export async function recordAttempts(db: Db, eventId: string, records: AttemptRecord[]): Promise<Recorded> {
   if (records.every((r) => r.payload && r.state === 'pending' && r.before.state === 'pending' && r.before.attempts >= 1)) {
     const webhookIds = records.map((r) => r.webhookId);
+    const nextAttempts = nextAttemptsOf(records);
     const counted = await db
       .with('recorded', (q) => q.insertInto('payloads').values(payloadRows(records.map((r) => r.payload!))))
       .with('attempted', (q) =>
         q
           .updateTable('event_deliveries')
-          .set((eb) => ({ attempts: eb('attempts', '+', 1), updated_at: new Date() }))
+          .set((eb) => ({
+            attempts: eb('attempts', '+', 1),
+            // Each webhook's own planned time, by its place in the batch.
+            next_attempt_at: sql<Date | null>`(${nextAttempts}::timestamptz[])[array_position(${webhookIds}::text[], webhook_id)]`,
+            updated_at: new Date(),
+          }))
           .where('event_id', '=', eventId)
           .where('webhook_id', '=', anyOf(webhookIds)),
       )
@@ -87,9 +98,10 @@ export async function recordAttempts(db: Db, eventId: string, records: AttemptRe
         ),
         changed as (
           update event_deliveries d
-          set state = v.state, attempts = d.attempts + v.sent, updated_at = now()
-          from unnest(${webhookIds}::text[], ${records.map((r) => r.state)}::text[], ${records.map((r) => (r.payload ? 1 : 0))}::int[])
-            as v(webhook_id, state, sent)
+          set state = v.state, attempts = d.attempts + v.sent, next_attempt_at = v.next_attempt_at, updated_at = now()
+          from unnest(${webhookIds}::text[], ${records.map((r) => r.state)}::text[], ${records.map((r) => (r.payload ? 1 : 0))}::int[],
+            ${nextAttemptsOf(records)}::timestamptz[])
+            as v(webhook_id, state, sent, next_attempt_at)
           where d.event_id = ${eventId} and d.webhook_id = v.webhook_id
           returning d.state, d.attempts
         )`,
@@ -101,6 +113,11 @@ export async function recordAttempts(db: Db, eventId: string, records: AttemptRe
     });
   });
   return { status, failureRuns: new Map() };
+}
+
+/** Each record's planned next attempt, null where there is none (a success or a give-up clears it). */
+function nextAttemptsOf(records: AttemptRecord[]): (string | null)[] {
+  return records.map((r) => (r.state === 'pending' && r.nextAttemptAt ? r.nextAttemptAt.toISOString() : null));
 }
 
 /**
@@ -141,4 +158,29 @@ export function attemptRecorder(db: Db, eventId: string, expected: number) {
       return { status, failureRuns };
     },
   };
+}
+
+/** One delivery of an event as its page shows it. */
+export interface DeliveryProgress {
+  webhook_id: string;
+  /** Credentials masked. */
+  url: string;
+  state: DeliveryState;
+  /** Attempts sent so far. */
+  attempts: number;
+  /** When the next attempt is planned; null unless a failed attempt left it pending. */
+  next_attempt_at: string | null;
+}
+
+/** An event's deliveries (one per webhook), scoped by the caller's user and mode. */
+export async function deliveryProgress(db: Executor, who: Principal, eventId: string): Promise<DeliveryProgress[]> {
+  const rows = await db
+    .selectFrom('event_deliveries as d')
+    .innerJoin('events as e', 'e.id', 'd.event_id')
+    .select(['d.webhook_id', 'd.url', 'd.state', 'd.attempts', 'd.next_attempt_at'])
+    .where('d.event_id', '=', eventId)
+    .where(ownedBy(who, { table: 'e' }))
+    .orderBy('d.webhook_id')
+    .execute();
+  return rows.map((r) => ({ ...r, url: redactUrl(r.url), next_attempt_at: r.state === 'pending' && r.next_attempt_at ? isoSeconds(r.next_attempt_at) : null }));
 }

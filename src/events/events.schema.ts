@@ -1,8 +1,10 @@
 import { EVENT_TYPES } from './types';
 import { freeFormObject, type InputRules, z } from '../schema';
-import { KEY_FORMAT, KEY_FORMAT_RULE } from '../idempotency/secrets';
+import { KEY_FORMAT, KEY_FORMAT_RULE } from '../idempotency/key-material';
 import { Mode } from '../account/api-keys.schema';
 import { EVENT_STATUSES } from './tables';
+import { pageQuery } from '../pagination';
+import type { RequestPart } from '../operation';
 
 /** Request and response schemas of events (the API specification, 2.4 and 4.3) and their Payloads (replay's: engine/replay.schema.ts). */
 const stamp = z.string().openapi({ format: 'date-time', example: '2026-01-31T12:00:00.000Z' });
@@ -30,6 +32,31 @@ export const DeliveredEvent = z
   .strictObject({ ...summaryFields, ...urls, result: z.record(z.string(), z.unknown()) })
   .openapi('DeliveredEvent', { description: 'The full Event, with `result`: what a webhook receives.' });
 export const EventList = z.strictObject({ events: z.array(EventSummary), has_more: z.boolean() }).openapi('EventList');
+
+/** A list filter: one of the enumeration's values; empty (`?status=`) counts as not given, as the page parameters do. */
+const filter = <C extends z.ZodType>(values: readonly string[], what: string, component: C) =>
+  z
+    .union([component, z.literal('')], { error: `must be one of ${values.join(', ')}` })
+    .optional()
+    .openapi({ description: `${what} An empty value counts as not given.` });
+
+/**
+ * GET /events: the page parameters (pagination.ts reads them) and two filters, combinable.
+ * Unknown parameters are ignored (clients send extras). Read into PageParams and the filter.
+ */
+const eventPage = pageQuery('evt');
+export const EVENT_LIST_QUERY = {
+  schema: eventPage.schema.in
+    .safeExtend({
+      status: filter(EVENT_STATUSES, 'Only events with this status.', EventStatus),
+      description: filter(EVENT_TYPES, 'Only events of this type.', description),
+    })
+    .transform(({ status, description: type, ...page }) => ({
+      page: eventPage.schema.out.parse(page),
+      filter: { status: status || undefined, description: type || undefined },
+    })),
+  rules: eventPage.rules,
+} satisfies RequestPart;
 
 export const Payload = z
   .strictObject({

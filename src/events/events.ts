@@ -83,7 +83,7 @@ export async function ownEvent(db: Executor, who: Principal, id: string): Promis
   return row;
 }
 
-/** Narrows a listing (the portal's filters; GET /events takes none). */
+/** Narrows a listing (GET /events' `status` and `description`, the portal's filters). */
 export interface EventFilter {
   status?: EventStatus;
   description?: string;

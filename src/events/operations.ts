@@ -5,9 +5,8 @@ import { dispatchIncidents, replayEvent, replayProgress, startReplay } from '../
 import { BULK_REPLAY_INPUT, BulkReplayBody, DispatchIncidentList, Replay, REPLAY_INPUT, ReplayBody } from '../engine/replay.schema';
 import { ApiError } from '../errors/api-error';
 import { defineOperation } from '../operation';
-import { pageQuery } from '../pagination';
 import { getEvent, listEvents, ownEvent } from './events';
-import { DeliveredEvent, Event, EventList, MAX_BATCH_EVENTS, NEW_EVENT_INPUT, NewEventBatchBody, NewEventBody, Payload, PayloadList, PublishedBatch } from './events.schema';
+import { DeliveredEvent, Event, EVENT_LIST_QUERY, EventList, MAX_BATCH_EVENTS, NEW_EVENT_INPUT, NewEventBatchBody, NewEventBody, Payload, PayloadList, PublishedBatch } from './events.schema';
 import { publishBatch } from './batch';
 import { getPayload, listPayloads } from './payloads';
 import { newEventOf, publishEvent } from './publish';
@@ -17,10 +16,11 @@ type Context = Caller & TemporalDeps;
 const tag = 'Events';
 
 export const eventOperations = [
-  defineOperation({ method: 'GET', path: '/events', access: 'any key', query: pageQuery('evt'),
-    status: 200, response: EventList, tag, summary: 'List events', description: 'Newest first; items without `result`, `previous_attributes` and the URLs.',
+  defineOperation({ method: 'GET', path: '/events', access: 'any key', query: EVENT_LIST_QUERY,
+    status: 200, response: EventList, tag, summary: 'List events',
+    description: 'Newest first; items without `result`, `previous_attributes` and the URLs. Narrowed by `status` and `description` (an event type), combinable with each other and the page parameters.',
     links: { 'GET /events/:id': '/events/0/id', 'GET /events/:id/payloads': '/events/0/id', 'POST /events/:id/replay': '/events/0/id' },
-    handler: ({ query }, { db, who }: Context) => listEvents(db, who, query) }),
+    handler: ({ query }, { db, who }: Context) => listEvents(db, who, query.page, query.filter) }),
   defineOperation({ method: 'GET', path: '/events/:id', access: 'any key', params: { id: 'evt' },
     status: 200, response: Event, tag, summary: 'Retrieve an event', description: 'Without `result`.',
     handler: ({ params }, { db, who }: Context) => getEvent(db, who, params.id) }),

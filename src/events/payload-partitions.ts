@@ -13,6 +13,8 @@ import { log } from '../log';
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
 const DAY = 24 * HOUR;
+/** How far the clocks of the hosts that make ids and of the database may differ. */
+const CLOCK_MARGIN_MS = MINUTE;
 
 /**
  * How wide a partition is: a day, an hour or a minute — the widest of which at least
@@ -85,7 +87,7 @@ export async function createPayloadPartitions(db: Db, now: Date, widthMs: number
 }
 
 /**
- * Drops the partitions that end before `cutoff` and hold no Payload of an event that
+ * Drops the partitions that end before `cutoff` (by a margin) and hold no Payload of an event that
  * still exists: the events sweep ran first, so such an event is one still being
  * delivered, and its partition waits until it has finished and gone. Returns how many
  * were dropped.
@@ -93,12 +95,15 @@ export async function createPayloadPartitions(db: Db, now: Date, widthMs: number
 export async function dropExpiredPayloadPartitions(db: Db, cutoff: Date): Promise<number> {
   let dropped = 0;
   for (const p of await payloadPartitions(db)) {
-    if (p.to > cutoff) break;
     // A Payload is made after its event, so only events made before the partition's end
-    // can own one of its rows (with room for the clocks of the API hosts and the database).
+    // can own one of its rows; ids are made by the API hosts' clocks, created_at by the
+    // database's, hence the margin. Past it, the events left before the end are the few
+    // still being delivered: the check reads only those.
+    const ownersBefore = new Date(p.to.getTime() + CLOCK_MARGIN_MS);
+    if (ownersBefore > cutoff) break;
     const { rows } = await sql`
       select 1 from events e
-      where e.id < ${firstIdAt('evt', new Date(p.to.getTime() + HOUR))}
+      where e.id < ${firstIdAt('evt', ownersBefore)}
         and exists (select 1 from ${sql.table(p.name)} x where x.event_id = e.id)
       limit 1`.execute(db);
     if (rows.length) continue;

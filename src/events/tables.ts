@@ -33,6 +33,12 @@ export interface ReplaysTable {
   filter: Json;
   matched: number;
   created_at: ColumnType<Date, Date | undefined, never>;
+  /** A recovery's account, mode and webhook (POST /v2/webhooks/:id/recover); null for an operator's replay. */
+  user_id: ColumnType<string | null, string | null | undefined, never>;
+  mode: ColumnType<Mode | null, Mode | null | undefined, never>;
+  webhook_id: ColumnType<string | null, string | null | undefined, never>;
+  /** When its last event was started again (engine/replay-end.ts). */
+  ended_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
 }
 
 /** One (event, webhook) delivery: waiting for a 2XX, acknowledged, or given up. */
@@ -45,6 +51,8 @@ export interface EventDeliveriesTable {
   url: string;
   state: ColumnType<DeliveryState, DeliveryState | undefined, DeliveryState>;
   attempts: ColumnType<number, number | undefined, number>;
+  /** When the next attempt is planned, while the delivery is pending after a failed one; null otherwise. */
+  next_attempt_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
   updated_at: ColumnType<Date, Date | undefined, Date>;
 }
 

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Db, Executor } from '../db/database';
-import type { KeyMaterial } from './secrets';
+import type { KeyMaterial } from './key-material';
 
 /**
  * The Idempotency-Key store (table idempotency_keys): per caller and key, the first
@@ -23,9 +23,20 @@ export type KeyState =
   | { state: 'answered'; status: number; body: unknown }
   | { state: 'in flight' }
   | { state: 'other request' };
+type Held = Exclude<KeyState, { state: 'claimed' }>;
+
+/**
+ * A request's hold on a key: when it was claimed (the row's `locked_at`, exact), so a
+ * request whose key was taken over neither overwrites nor lets go of its successor's claim.
+ */
+export interface Claim {
+  scope: string;
+  key: KeyMaterial;
+  since: string;
+}
 
 /** Claims the key for a request with this fingerprint, or says what the key already holds. */
-export async function claimKey(db: Db, scope: string, key: KeyMaterial, fingerprint: Buffer): Promise<KeyState> {
+export async function claimKey(db: Db, scope: string, key: KeyMaterial, fingerprint: Buffer): Promise<Held | { state: 'claimed'; claim: Claim }> {
   for (;;) {
     const claimed = await db
       .insertInto('idempotency_keys')
@@ -41,9 +52,9 @@ export async function claimKey(db: Db, scope: string, key: KeyMaterial, fingerpr
             ]),
           ),
       )
-      .returning('key_digest')
+      .returning(sql<string>`locked_at::text`.as('since'))
       .executeTakeFirst();
-    if (claimed) return { state: 'claimed' };
+    if (claimed) return { state: 'claimed', claim: { scope, key, since: claimed.since } };
     const held = await readKey(db, scope, key, fingerprint);
     // Gone between the two statements (its request failed and let it go): claim again.
     if (held) return held;
@@ -51,7 +62,7 @@ export async function claimKey(db: Db, scope: string, key: KeyMaterial, fingerpr
 }
 
 /** What the key holds now for a request with this fingerprint; undefined when nothing holds it. */
-export async function readKey(db: Executor, scope: string, key: KeyMaterial, fingerprint: Buffer): Promise<Exclude<KeyState, { state: 'claimed' }> | undefined> {
+export async function readKey(db: Executor, scope: string, key: KeyMaterial, fingerprint: Buffer): Promise<Held | undefined> {
   const row = await db
     .selectFrom('idempotency_keys')
     .select(['fingerprint', 'status', 'answer'])
@@ -65,20 +76,27 @@ export async function readKey(db: Executor, scope: string, key: KeyMaterial, fin
   return { state: 'answered', status: row.status, body: key.open(row.answer) };
 }
 
-/** Keeps the claimant's answer. */
-export async function keepAnswer(db: Db, scope: string, key: KeyMaterial, answer: { status: number; body: unknown }): Promise<void> {
+/** Keeps the claimant's answer, if it still holds the key. */
+export async function keepAnswer(db: Db, { scope, key, since }: Claim, answer: { status: number; body: unknown }): Promise<void> {
   await db
     .updateTable('idempotency_keys')
     .set({ status: answer.status, answer: key.seal(answer.body) })
     .where('scope', '=', scope)
     .where('key_digest', '=', key.digest)
     .where('status', 'is', null)
+    .where('locked_at', '=', sql<Date>`${since}::timestamptz`)
     .execute();
 }
 
 /** Lets the key go without an answer (the request failed in a way worth retrying): the next request does the work. */
-export async function releaseKey(db: Db, scope: string, key: KeyMaterial): Promise<void> {
-  await db.deleteFrom('idempotency_keys').where('scope', '=', scope).where('key_digest', '=', key.digest).where('status', 'is', null).execute();
+export async function releaseKey(db: Db, { scope, key, since }: Claim): Promise<void> {
+  await db
+    .deleteFrom('idempotency_keys')
+    .where('scope', '=', scope)
+    .where('key_digest', '=', key.digest)
+    .where('status', 'is', null)
+    .where('locked_at', '=', sql<Date>`${since}::timestamptz`)
+    .execute();
 }
 
 /**

@@ -9,7 +9,12 @@ export interface PortalSessionsTable {
   mode: Mode;
   /** The key that opened it: the session ends when that key is disabled or deleted. */
   api_key_id: string;
+  /** Until the link is used; then until the session it opened ends. */
   expires_at: Date;
+  /** The link works once: set by its first visit. */
+  link_used_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  /** SHA-256 of the session token in the browser's cookie, set when the link is used. */
+  session_digest: ColumnType<Buffer | null, Buffer | null | undefined, Buffer | null>;
   created_at: ColumnType<Date, Date | undefined, never>;
 }
 

@@ -1,6 +1,8 @@
 import { EVENT_STATUSES, type EventStatus } from '../events/tables';
 import { EVENT_TYPES } from '../events/types';
-import { Html, html } from './html';
+import type { DeliveryProgress } from '../events/deliveries';
+import { BRAND_PREFIX, RESERVED_HEADERS } from '../webhooks/custom-headers';
+import { breakableUrl, Html, html } from './html';
 import { csrfField, page, type PageContext, when } from './layout';
 
 /** The portal's event pages: the filtered list, and one event with its delivery attempts. */
@@ -27,9 +29,9 @@ export function eventsPage(ctx: PageContext, list: EventListView, filter: { stat
 </form>
 ${list.events.length === 0 ? html`<p>No events${filter.status || filter.type ? ' match' : ' yet'}.</p>` : html`
 <div class="scroll" tabindex="0" role="region" aria-label="Events table">
-<table>
+<table class="cards">
   <thead><tr><th scope="col">Event</th><th scope="col">Type</th><th scope="col">Status</th><th scope="col">Created</th></tr></thead>
-  <tbody>${list.events.map((e) => html`<tr><th scope="row"><a href="/portal/events/${e.id}">${e.id}</a></th><td>${e.description}</td><td><span class="badge ${e.status}">${e.status}</span></td><td>${when(e.created_at)}</td></tr>`)}</tbody>
+  <tbody>${list.events.map((e) => html`<tr><th scope="row"><a class="code" href="/portal/events/${e.id}">${e.id}</a></th><td data-label="Type">${e.description}</td><td data-label="Status"><span class="badge ${e.status}">${e.status}</span></td><td data-label="Created">${when(e.created_at)}</td></tr>`)}</tbody>
 </table></div>`}
 <nav class="pages" aria-label="Pages">
   ${filter.before_id ? html`<a href="${query({})}">Newest</a>` : ''}
@@ -49,7 +51,14 @@ export interface AttemptView {
   total_time: number;
 }
 
-export function eventPage(ctx: PageContext, event: { id: string; description: string; status: EventStatus; created_at: string; updated_at: string; pending_urls: string[]; completed_urls: string[] }, attempts: AttemptView[]): string {
+export function eventPage(
+  ctx: PageContext,
+  event: { id: string; description: string; status: EventStatus; created_at: string; updated_at: string },
+  deliveries: DeliveryProgress[],
+  /** Attempts the retry schedule allows each URL: the first and one per retry delay. */
+  totalAttempts: number,
+  attempts: AttemptView[],
+): string {
   return page(ctx, event.id, html`
 <p><a href="/portal/events">← All events</a></p>
 <h1>${event.description} <span class="badge ${event.status}">${event.status}</span></h1>
@@ -57,22 +66,36 @@ export function eventPage(ctx: PageContext, event: { id: string; description: st
   <dt>Event</dt><dd class="code">${event.id}</dd>
   <dt>Created</dt><dd>${when(event.created_at)}</dd>
   <dt>Updated</dt><dd>${when(event.updated_at)}</dd>
-  <dt>Pending URLs</dt><dd>${event.pending_urls.length ? html`<ul>${event.pending_urls.map((u) => html`<li>${u}</li>`)}</ul>` : 'none'}</dd>
-  <dt>Completed URLs</dt><dd>${event.completed_urls.length ? html`<ul>${event.completed_urls.map((u) => html`<li>${u}</li>`)}</ul>` : 'none'}</dd>
 </dl>
+<h2>Deliveries</h2>
+${deliveries.length === 0 ? html`<p>No webhook to deliver to.</p>` : html`
+<table class="cards deliveries">
+  <thead><tr><th scope="col">URL</th><th scope="col">State</th><th scope="col">Attempt</th><th scope="col">Next retry</th></tr></thead>
+  <tbody>${deliveries.map((d) => html`<tr>
+    <th scope="row" class="url"><a href="/portal/webhooks/${d.webhook_id}">${breakableUrl(d.url)}</a></th>
+    <td data-label="State"><span class="badge ${d.state}">${d.state === 'pending' ? 'pending' : d.state === 'completed' ? 'delivered' : 'gave up'}</span></td>
+    <td data-label="Attempt">${d.attempts === 0 ? `none yet of ${totalAttempts}` : `attempt ${d.attempts} of ${totalAttempts}`}</td>
+    <td data-label="Next retry">${d.next_attempt_at ? html`${when(d.next_attempt_at)} <span class="hint">(attempt ${d.attempts + 1} of ${totalAttempts})</span>` : '—'}</td>
+  </tr>`)}</tbody>
+</table>`}
 <form method="post" action="/portal/events/${event.id}/replay">${csrfField(ctx)}<button type="submit">Replay</button> <span class="hint">delivers again to the URLs not yet acknowledged</span></form>
 <h2>Attempts</h2>
 ${attempts.length === 0 ? html`<p>No attempts yet.</p>` : attempts.map((a, i) => html`
 <article class="attempt" aria-labelledby="attempt-${i}">
   <h3 id="attempt-${i}">Attempt ${i + 1}: <span class="badge ${a.response_code >= 200 && a.response_code < 300 ? 'completed' : 'failed'}">${a.response_code || 'no response'}</span> after ${a.total_time} ms, ${when(a.created_at)}</h3>
-  <p class="code">POST ${a.request_url}</p>
-  <details><summary>Request headers and body</summary>${headerTable(a.request_headers)}<pre>${a.request_body}</pre></details>
+  <p class="code">POST <span class="url">${breakableUrl(a.request_url)}</span></p>
+  <details><summary>Request headers and body</summary>${headerTable(a.request_headers, true)}<pre>${a.request_body}</pre></details>
   <details open><summary>Response headers and body</summary>${headerTable(a.response_headers)}<pre>${a.response_body || '(empty)'}</pre></details>
 </article>`)}`);
 }
 
-function headerTable(headers: Record<string, string>): Html {
+/**
+ * Request headers show the values the service sets; a custom header's value is never
+ * rendered in the portal (they often carry credentials), only its name.
+ */
+function headerTable(headers: Record<string, string>, hideCustomValues = false): Html {
   const entries = Object.entries(headers);
   if (entries.length === 0) return html`<p>(no headers)</p>`;
-  return html`<table class="headers"><tbody>${entries.map(([k, v]) => html`<tr><th scope="row">${k}</th><td>${v}</td></tr>`)}</tbody></table>`;
+  const shown = (name: string) => !hideCustomValues || RESERVED_HEADERS.has(name.toLowerCase()) || name.toLowerCase().startsWith(BRAND_PREFIX);
+  return html`<table class="headers cards"><tbody>${entries.map(([k, v]) => html`<tr><th scope="row">${k}</th><td>${shown(k) ? v : html`<span class="hint">custom header: value not shown</span>`}</td></tr>`)}</tbody></table>`;
 }

@@ -26,3 +26,11 @@ export function html(strings: TemplateStringsArray, ...values: Value[]): Html {
   values.forEach((v, i) => (out += render(v) + strings[i + 1]!));
   return new Html(out);
 }
+
+/**
+ * A URL that a narrow screen may wrap after its separators (`/ . ? & = #`) and nowhere
+ * else: each piece escaped, a `<wbr>` after each separator.
+ */
+export function breakableUrl(url: string): Html {
+  return new Html(url.split(/(?<=[/.?&=#])/).map((piece) => escapeHtml(piece)).join('<wbr>'));
+}

@@ -45,7 +45,7 @@ ${body}
 }
 
 /** A page outside a session (a refused link): no navigation, no forms. */
-export function bare(title: string, message: string): string {
+export function bare(title: string, message: string | Html): string {
   return html`<!doctype html>
 <html lang="en">
 <head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${title} · shiphook webhooks</title><link rel="stylesheet" href="/portal/assets/portal.css"></head>

@@ -1,6 +1,9 @@
 import type { HealthState } from '../webhooks/tables';
 import { EVENT_TYPES } from '../events/types';
-import { Html, html } from './html';
+import type { HourOfAttempts, RecentAttempt } from '../webhooks/delivery-history';
+import { breakableUrl, html } from './html';
+import { successChart } from './chart';
+import { headerFields, headerNamesOf } from './header-form';
 import { csrfField, page, type PageContext, when } from './layout';
 
 /** The portal's webhook pages: the list with the form to add one, and one webhook with its health and actions. */
@@ -18,6 +21,9 @@ export interface WebhookRowView {
     last_error: string | null;
     last_failure_response_code: number | null;
     last_24h: { attempts: number; succeeded: number; failed: number };
+    /** Why it was disabled, and under which policy, where the health view states it. */
+    disabled_reason?: string | null;
+    disabled_policy?: { failures: number; after: string } | null;
   };
 }
 
@@ -38,18 +44,18 @@ export function webhooksPage(ctx: PageContext, hooks: WebhookRowView[], form: Re
   <h2 id="list">Endpoints</h2>
   ${hooks.length === 0 ? html`<p>No webhooks yet: add one below.</p>` : html`
   <div class="scroll" tabindex="0" role="region" aria-label="Webhooks table">
-  <table>
+  <table class="cards">
     <thead><tr><th scope="col">Endpoint</th><th scope="col">Status</th><th scope="col">Last success</th><th scope="col">Failures in a row</th><th scope="col">Last error</th><th scope="col">Custom headers</th><th scope="col">24 h attempts / failed</th><th scope="col">Created</th></tr></thead>
     <tbody>${hooks.map((h) => html`
       <tr>
-        <th scope="row"><a href="/portal/webhooks/${h.id}">${h.url}</a></th>
-        <td><span class="badge ${h.health.status}">${h.disabled_at ? 'disabled' : h.health.status}</span></td>
-        <td>${when(h.health.last_success_at)}</td>
-        <td>${h.health.consecutive_failures}${h.health.failing_since ? html` since ${when(h.health.failing_since)}` : ''}</td>
-        <td>${h.health.last_error ? html`<span class="code">${h.health.last_failure_response_code || 'no response'}</span> ${truncate(h.health.last_error, 80)}` : '—'}</td>
-        <td>${h.headerNames.length ? h.headerNames.join(', ') : '—'}</td>
-        <td>${h.health.last_24h.attempts} / ${h.health.last_24h.failed}</td>
-        <td>${when(h.created_at)}</td>
+        <th scope="row" class="url"><a href="/portal/webhooks/${h.id}">${breakableUrl(h.url)}</a></th>
+        <td data-label="Status"><span class="badge ${h.health.status}">${h.disabled_at ? 'disabled' : h.health.status}</span></td>
+        <td data-label="Last success">${when(h.health.last_success_at)}</td>
+        <td data-label="Failures in a row">${h.health.consecutive_failures}${h.health.failing_since ? html` since ${when(h.health.failing_since)}` : ''}</td>
+        <td data-label="Last error">${h.health.last_error !== null ? html`<span class="code">${h.health.last_failure_response_code || 'no response'}</span> ${truncate(h.health.last_error, 80)}` : '—'}</td>
+        <td data-label="Custom headers">${h.headerNames.length ? h.headerNames.join(', ') : '—'}</td>
+        <td data-label="24 h attempts / failed">${h.health.last_24h.attempts} / ${h.health.last_24h.failed}</td>
+        <td data-label="Created">${when(h.created_at)}</td>
       </tr>`)}
     </tbody>
   </table>
@@ -63,42 +69,61 @@ export function webhooksPage(ctx: PageContext, hooks: WebhookRowView[], form: Re
     <input id="url" name="url" type="url" required value="${form.url ?? ''}" placeholder="https://example.com/webhooks" autocomplete="off">
     <label for="webhook_secret">Secret <span class="hint">(optional; signs every delivery)</span></label>
     <input id="webhook_secret" name="webhook_secret" type="password" autocomplete="off">
-    ${headerFields(form)}
+    ${headerFields(headerNamesOf(form))}
     <button type="submit">Add webhook</button>
   </form>
 </section>`);
 }
 
-function headerFields(form: Record<string, string>): Html {
-  return html`<fieldset><legend>Custom headers <span class="hint">(at most 3; sent with every delivery)</span></legend>
-    ${[0, 1, 2].map((i) => html`<div class="pair">
-      <label for="header_name_${i}">Name ${i + 1}</label><input id="header_name_${i}" name="header_name_${i}" value="${form[`header_name_${i}`] ?? ''}" autocomplete="off">
-      <label for="header_value_${i}">Value ${i + 1}</label><input id="header_value_${i}" name="header_value_${i}" value="${form[`header_value_${i}`] ?? ''}" autocomplete="off">
-    </div>`)}
-  </fieldset>`;
+/** What the webhook page shows besides the webhook: its recent attempts and its hours of the health window. */
+export interface WebhookActivity {
+  recent: RecentAttempt[];
+  hours: HourOfAttempts[];
 }
 
-export function webhookPage(ctx: PageContext, hook: WebhookRowView, headers: { name: string; value: string }[], newSecret?: { secret: string; previousExpiresAt: string | null }): string {
-  const form: Record<string, string> = {};
-  headers.forEach((h, i) => { form[`header_name_${i}`] = h.name; form[`header_value_${i}`] = h.value; });
+export function webhookPage(ctx: PageContext, hook: WebhookRowView, activity: WebhookActivity, newSecret?: { secret: string; previousExpiresAt: string | null }): string {
   const health = hook.health;
   return page(ctx, hook.url, html`
 <p><a href="/portal/">← All webhooks</a></p>
-<h1 class="url">${hook.url}</h1>
+<h1 class="url">${breakableUrl(hook.url)}</h1>
 ${newSecret ? html`<section class="secret" aria-labelledby="newsecret"><h2 id="newsecret">New signing secret</h2>
   <p>Copy it now: it is shown this once.</p><p><output id="secret-value" class="code">${newSecret.secret}</output></p>
   ${newSecret.previousExpiresAt ? html`<p>The previous secret keeps signing deliveries (beside this one, in <code>webhook-signature</code>) until ${when(newSecret.previousExpiresAt)}.</p>` : ''}</section>` : ''}
 <section aria-labelledby="health"><h2 id="health">Health</h2>
 <dl class="facts">
   <dt>Status</dt><dd><span class="badge ${health.status}">${hook.disabled_at ? 'disabled' : health.status}</span>${hook.disabled_at ? html` since ${when(hook.disabled_at)}` : ''}</dd>
+  ${hook.disabled_at && health.disabled_reason ? html`<dt>Why</dt><dd>${disabledBecause(health)}</dd>` : ''}
   <dt>Last success</dt><dd>${when(health.last_success_at)}</dd>
   <dt>Failures in a row</dt><dd>${health.consecutive_failures}${health.failing_since ? html`, failing since ${when(health.failing_since)}` : ''}</dd>
-  <dt>Last error</dt><dd>${health.last_error ? html`<span class="code">${health.last_failure_response_code || 'no response'}</span> <pre>${health.last_error}</pre>` : '—'}</dd>
+  <dt>Last error</dt><dd>${health.last_error !== null ? html`<span class="code">${health.last_failure_response_code || 'no response'}</span> ${health.last_error ? html`<pre>${health.last_error}</pre>` : ''}` : '—'}</dd>
   <dt>Last 24 hours</dt><dd>${health.last_24h.attempts} attempts, ${health.last_24h.failed} failed</dd>
   <dt>Created</dt><dd>${when(hook.created_at)}</dd>
 </dl>
 ${hook.disabled_at ? html`<form method="post" action="/portal/webhooks/${hook.id}/enable">${csrfField(ctx)}<button type="submit">Re-enable</button></form>` : ''}
 </section>
+<section aria-labelledby="rate"><h2 id="rate">Success rate, last 24 hours</h2>
+${successChart(activity.hours)}
+</section>
+<section aria-labelledby="recent"><h2 id="recent">Recent deliveries</h2>
+${activity.recent.length === 0 ? html`<p>No delivery attempts yet.</p>` : html`
+<p class="hint">The last ${activity.recent.length} attempts to this webhook, newest first.</p>
+<table class="cards">
+  <thead><tr><th scope="col">Time</th><th scope="col">Event</th><th scope="col">Response</th><th scope="col">Duration</th></tr></thead>
+  <tbody>${activity.recent.map((a) => html`<tr>
+    <th scope="row">${when(a.created_at)}</th>
+    <td data-label="Event"><a class="code" href="/portal/events/${a.event_id}">${a.event_id}</a></td>
+    <td data-label="Response"><span class="badge ${a.response_code >= 200 && a.response_code < 300 ? 'completed' : 'failed'}">${a.response_code || 'no response'}</span></td>
+    <td data-label="Duration">${a.total_time} ms</td>
+  </tr>`)}</tbody>
+</table>`}
+</section>
+<section aria-labelledby="recover"><h2 id="recover">Redeliver what failed</h2>
+<p>Delivers again to this webhook every event since the time you give whose delivery to it did not succeed (failed, or still retrying). Nothing is sent twice to a URL that acknowledged it.</p>
+<form method="post" action="/portal/webhooks/${hook.id}/recover" class="row">${csrfField(ctx)}
+  <label for="since">Redeliver what failed since <span class="hint">(UTC)</span></label>
+  <input id="since" name="since" type="datetime-local" required value="${recoverFrom(health)}">
+  <button type="submit">Redeliver</button>
+</form></section>
 <section aria-labelledby="test"><h2 id="test">Send a test event</h2>
 <form method="post" action="/portal/webhooks/${hook.id}/test" class="row">${csrfField(ctx)}
   <label for="description">Event type</label>
@@ -110,7 +135,7 @@ ${hook.disabled_at ? html`<form method="post" action="/portal/webhooks/${hook.id
   <label for="webhook_secret">New secret <span class="hint">(blank keeps the current one)</span></label>
   <input id="webhook_secret" name="webhook_secret" type="password" autocomplete="off">
   <label class="check"><input type="checkbox" name="remove_secret" value="1"> Remove the secret (deliveries are not signed)</label>
-  ${headerFields(form)}
+  ${headerFields(hook.headerNames)}
   <button type="submit">Save</button>
 </form></section>
 <section aria-labelledby="rotate"><h2 id="rotate">Rotate the secret</h2>
@@ -121,6 +146,27 @@ ${hook.disabled_at ? html`<form method="post" action="/portal/webhooks/${hook.id
   <label class="check"><input type="checkbox" name="confirm" value="1" required> Yes, delete this webhook</label>
   <button type="submit" class="danger">Delete webhook</button>
 </form></section>`);
+}
+
+/** The form's first guess: when the current run of failures began, else a day ago (UTC, as datetime-local takes it). */
+function recoverFrom(health: WebhookRowView['health']): string {
+  const from = health.failing_since ? new Date(health.failing_since) : new Date(Date.now() - 86_400_000);
+  return from.toISOString().slice(0, 16);
+}
+
+/** The health view's disabled_reason in words (an unknown reason is shown as it is). */
+function disabledBecause(health: WebhookRowView['health']): string {
+  const policy = health.disabled_policy;
+  switch (health.disabled_reason) {
+    case 'endpoint_gone':
+      return 'The endpoint answered 410 Gone, which asks for deliveries to stop.';
+    case 'sustained_failures':
+      return policy ? `Deliveries failed ${policy.failures} times in a row over at least ${policy.after}.` : 'Deliveries kept failing.';
+    case 'operator':
+      return 'An operator disabled it.';
+    default:
+      return String(health.disabled_reason);
+  }
 }
 
 function truncate(text: string, max: number): string {

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { anyOf, type Db } from '../db/database';
-import type { HealthState, WebhookRow } from './tables';
+import type { DisablePolicy, HealthState, WebhookRow } from './tables';
 import { isoSeconds } from '../format';
 import type { Principal } from '../account/principal';
 import { ownWebhook } from './webhooks';
@@ -60,18 +60,49 @@ function healthView(
 ) {
   const attempts = Number(window?.attempts ?? 0);
   const succeeded = Number(window?.succeeded ?? 0);
-  const status: HealthState = hook.disabled_at ? 'disabled' : hook.failing_since ? 'failing' : lastSuccess ? 'healthy' : lastFailure ? 'failing' : 'untested';
   return {
     object: 'WebhookHealth' as const,
     webhook_id: hook.id,
-    status,
+    status: healthState(hook, lastSuccess?.created_at, lastFailure?.created_at),
     consecutive_failures: hook.consecutive_failures,
     failing_since: hook.failing_since ? isoSeconds(hook.failing_since) : null,
     disabled_at: hook.disabled_at ? isoSeconds(hook.disabled_at) : null,
+    disabled_reason: hook.disabled_at ? hook.disabled_reason : null,
+    disabled_policy: hook.disabled_at && hook.disabled_policy ? policyView(hook.disabled_policy) : null,
+    reenabled_at: hook.reenabled_at ? isoSeconds(hook.reenabled_at) : null,
     last_success_at: lastSuccess ? isoSeconds(lastSuccess.created_at) : null,
     last_failure_at: lastFailure ? isoSeconds(lastFailure.created_at) : null,
     last_failure_response_code: lastFailure?.response_code ?? null,
     last_error: lastFailure ? lastFailure.response_body.slice(0, MAX_ERROR_SHOWN) : null,
     last_24h: { attempts, succeeded, failed: attempts - succeeded },
   };
+}
+
+/**
+ * The state the view names. The run of failures the engine counts decides `failing`;
+ * attempts from before the last re-enable say nothing about the endpoint now
+ * (`waiting` until the next one).
+ */
+function healthState(hook: WebhookRow, lastSuccess: Date | undefined, lastFailure: Date | undefined): HealthState {
+  if (hook.disabled_at) return 'disabled';
+  if (hook.failing_since) return 'failing';
+  const since = hook.reenabled_at?.getTime() ?? -Infinity;
+  const success = lastSuccess && lastSuccess.getTime() >= since;
+  const failure = lastFailure && lastFailure.getTime() >= since;
+  if (success) return 'healthy';
+  if (failure) return 'failing';
+  return hook.reenabled_at ? 'waiting' : 'untested';
+}
+
+/** A disable policy as the view and the logs show it: `{failures: 20, after: "5d"}`. */
+export function policyView(policy: DisablePolicy) {
+  return { failures: policy.failures, after: durationText(policy.afterMs) };
+}
+
+const UNITS: [string, number][] = [['d', 86_400_000], ['h', 3_600_000], ['m', 60_000], ['s', 1000]];
+
+/** A duration in the largest unit that states it whole (the form SHIPHOOK_DISABLE_AFTER takes): `5d`, `90m`, `1500ms`. */
+function durationText(ms: number): string {
+  const unit = UNITS.find(([, size]) => ms >= size && ms % size === 0);
+  return unit ? `${ms / unit[1]}${unit[0]}` : `${ms}ms`;
 }

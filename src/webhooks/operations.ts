@@ -1,8 +1,13 @@
-import type { Config } from '../config';
+import type { TemporalDeps } from '../engine/client';
+import { healthWorkflows } from '../engine/starters';
 import type { Caller } from '../account/principal';
 import { Empty } from '../account/api-keys.schema';
 import { DeliveredEvent } from '../events/events.schema';
+import { recoveryProgress, startRecovery } from '../engine/replay';
+import { notFound } from '../errors/api-error';
 import { defineOperation } from '../operation';
+import { recoverWebhook } from './recovery';
+import { RECOVER_INPUT, RecoverBody, Recovery } from './recovery.schema';
 import { webhookHealth } from './health';
 import { rotateSecret } from './secret-rotation';
 import { sendTestEvent } from './test-events';
@@ -13,7 +18,7 @@ import {
 } from './webhooks.schema';
 
 /** Webhooks (the API specification, 4.2; statuses per COMPATIBILITY.md, 201 for PATCH included), and shiphook's additions. */
-type Context = Caller & { config: Config };
+type Context = Caller & TemporalDeps;
 const tag = 'Webhooks';
 
 export const webhookOperations = [
@@ -32,11 +37,11 @@ export const webhookOperations = [
     before: ({ params }, { db, who }: Context) => ownWebhook(db, who, params.id),
     body: { schema: UpdateWebhookBody, rules: WEBHOOK_INPUT, optional: true },
     status: 201, response: Webhook, tag, summary: 'Update (and re-enable) a webhook', description: 'Answers 201, as the real API does.',
-    handler: ({ body, target }, { db, who }: Context) => updateWebhook(db, who, target, body) }),
+    handler: ({ body, target }, ctx: Context) => updateWebhook(ctx.db, ctx.who, target, body, healthWorkflows(ctx)) }),
   defineOperation({ method: 'DELETE', path: '/webhooks/:id', access: 'any key', params: { id: 'hook' },
     status: 200, response: Empty, tag, summary: 'Delete a webhook',
-    handler: async ({ params }, { db, who }: Context) => {
-      await deleteWebhook(db, who, params.id);
+    handler: async ({ params }, ctx: Context) => {
+      await deleteWebhook(ctx.db, ctx.who, params.id, healthWorkflows(ctx));
       return {};
     } }),
   // Beyond the specification: health, secret rotation with a grace period, test events.
@@ -53,4 +58,18 @@ export const webhookOperations = [
     status: 201, response: DeliveredEvent, tag, summary: 'Send a test event to one webhook',
     description: 'A sample Event of the chosen type, delivered to this webhook only and marked `X-Shiphook-Test: true`.',
     handler: ({ params, body }, { db, who }: Context) => sendTestEvent(db, who, params.id, body.description) }),
+  // Recovery: the rules in recovery.ts, carried out by the engine as a replay narrowed to the webhook.
+  defineOperation({ method: 'POST', path: '/webhooks/:id/recover', access: 'any key', params: { id: 'hook' }, rateLimit: 'replays', idempotent: true,
+    body: { schema: RecoverBody, rules: RECOVER_INPUT },
+    status: 202, response: Recovery, tag, summary: 'Redeliver what a webhook missed in a window',
+    description: 'Every event of the key\'s user and mode created in [`since`, `until`) whose delivery to this webhook has not succeeded (failed, pending or retrying) is delivered to this webhook again, and only to it. Answers at once with a handle; a disabled webhook must be re-enabled first.',
+    links: { 'GET /recoveries/:id': '/id' },
+    handler: ({ params, body }, { db, config, who }: Context) => recoverWebhook(db, config, who, params.id, body, startRecovery) }),
+  defineOperation({ method: 'GET', path: '/recoveries/:id', access: 'any key', params: { id: 'replay' },
+    status: 200, response: Recovery, tag, summary: 'How far a recovery got',
+    handler: async ({ params }, { db, who }: Context) => {
+      const progress = await recoveryProgress(db, { userId: who.user.id, mode: who.mode }, params.id);
+      if (!progress) throw notFound('Recovery not found.');
+      return progress;
+    } }),
 ];

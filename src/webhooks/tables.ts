@@ -17,6 +17,11 @@ export interface WebhooksTable {
   previous_secret_expires_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
   custom_headers: ColumnType<CustomHeader[], string | undefined, string>;
   disabled_at: Date | null;
+  disabled_reason: ColumnType<DisabledReason | null, DisabledReason | null | undefined, DisabledReason | null>;
+  /** For `sustained_failures`: the policy that applied when it was disabled (JSON). */
+  disabled_policy: ColumnType<DisablePolicy | null, string | null | undefined, string | null>;
+  /** The last re-enable (an update of a disabled or failing webhook): its health starts afresh then. */
+  reenabled_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
   failing_since: Date | null;
   consecutive_failures: ColumnType<number, number | undefined, number>;
   created_at: ColumnType<Date, Date | undefined, never>;
@@ -28,6 +33,23 @@ export type WebhookRow = Selectable<WebhooksTable>;
 export type NewWebhookRow = Insertable<WebhooksTable>;
 export type WebhookUpdate = Updateable<WebhooksTable>;
 
-/** A webhook's health as the health view reports it. */
-export const HEALTH_STATES = ['healthy', 'failing', 'disabled', 'untested'] as const;
+/**
+ * A webhook's health as the health view reports it. `waiting`: re-enabled, and no
+ * attempt since (its next delivery will tell).
+ */
+export const HEALTH_STATES = ['healthy', 'failing', 'disabled', 'untested', 'waiting'] as const;
 export type HealthState = (typeof HEALTH_STATES)[number];
+
+/**
+ * Why a webhook is disabled: its endpoint answered 410 Gone, or its attempts failed
+ * for as many times and as long as the policy (SHIPHOOK_DISABLE_AFTER_FAILURES,
+ * SHIPHOOK_DISABLE_AFTER) allows.
+ */
+export const DISABLED_REASONS = ['endpoint_gone', 'sustained_failures'] as const;
+export type DisabledReason = (typeof DISABLED_REASONS)[number];
+
+/** The disable policy as applied: at least `failures` attempts in a row over at least `afterMs`. */
+export interface DisablePolicy {
+  failures: number;
+  afterMs: number;
+}

@@ -2,7 +2,7 @@ import { CustomHeader, CustomHeaderList } from './custom-headers';
 import { EVENT_TYPES } from '../events/types';
 import { type InputRules, NOT_STORABLE, storable, z } from '../schema';
 import { Mode } from '../account/api-keys.schema';
-import { HEALTH_STATES } from './tables';
+import { DISABLED_REASONS, HEALTH_STATES } from './tables';
 
 /** Request and response schemas of webhooks (the API specification, 2.3 and 4.2). */
 export const MAX_SECRET_LENGTH = 1000;
@@ -31,9 +31,34 @@ export const WebhookCreate = z
 
 export const CreateWebhookBody = z.object({ webhook: WebhookCreate }).openapi({ example: { webhook: { url: 'example.com/webhook', webhook_secret: 'sécret' } } });
 
+const UPDATABLE = ['webhook_secret', 'custom_headers'] as const;
+const updatable = { webhook_secret: Secret, custom_headers: CustomHeaderList.optional() };
+/** What an update would quietly skip because of its shape: refused, with why (docs/api.md). */
+const URL_FIXED = 'cannot be changed: create a webhook with the new URL, then delete this one';
+const NOTHING_KNOWN = `changes nothing: the fields an update takes are ${UPDATABLE.join(' and ')} (an empty body only re-enables)`;
+
+/**
+ * PATCH /webhooks/:id: the fields top-level (as the API specification has it), or
+ * wrapped in `webhook` as create takes them (understood the same). Extra fields beside
+ * a known one are ignored, as elsewhere; a body of only unknown fields, a `url`, or both
+ * shapes at once would change nothing (or not what was asked) and are refused.
+ */
 export const UpdateWebhookBody = z
-  .object({ webhook_secret: Secret, custom_headers: CustomHeaderList.optional() }, { error: 'must be a JSON object' })
-  .openapi({ description: 'Top-level fields; any update re-enables a disabled webhook. `custom_headers` replaces the list.', example: { webhook_secret: 'new secret' } });
+  .looseObject({ ...updatable, webhook: z.looseObject(updatable, { error: 'must be an object' }).optional().openapi({ description: 'The create body\'s shape, also understood: its fields as if sent top-level.' }) }, { error: 'must be a JSON object' })
+  .superRefine((body, ctx) => {
+    const known = (o: Record<string, unknown>) => UPDATABLE.some((f) => o[f] !== undefined);
+    if ('url' in body) ctx.addIssue({ code: 'custom', path: ['url'], message: URL_FIXED });
+    if (body.webhook && 'url' in body.webhook) ctx.addIssue({ code: 'custom', path: ['webhook', 'url'], message: URL_FIXED });
+    if (body.webhook && known(body)) ctx.addIssue({ code: 'custom', path: ['webhook'], message: 'send the fields either top-level or inside `webhook`, not both' });
+    const fields = body.webhook ?? body;
+    const unknown = Object.keys(fields).filter((k) => !(k in updatable) && k !== 'webhook');
+    if (unknown.length > 0 && !known(fields) && !('url' in fields)) ctx.addIssue({ code: 'custom', path: body.webhook ? ['webhook', unknown[0]!] : [unknown[0]!], message: NOTHING_KNOWN });
+  })
+  .transform((body) => {
+    const fields = body.webhook ?? body;
+    return { webhook_secret: fields.webhook_secret, custom_headers: fields.custom_headers };
+  })
+  .openapi({ description: 'Top-level fields (or the same wrapped in `webhook`); any update re-enables a disabled webhook. `custom_headers` replaces the list.', example: { webhook_secret: 'new secret' } });
 
 export const WEBHOOK_INPUT: InputRules = { code: 'WEBHOOK.INVALID', message: 'The webhook could not be saved.' };
 
@@ -87,10 +112,16 @@ export const WebhookHealth = z
   .strictObject({
     object: z.literal('WebhookHealth'),
     webhook_id: z.string(),
-    status: z.enum(HEALTH_STATES),
-    consecutive_failures: z.number().int(),
+    status: z.enum(HEALTH_STATES).openapi({ description: '`waiting`: re-enabled, no attempt since. `failing`: a run of failed attempts is going on.' }),
+    consecutive_failures: z.number().int().openapi({ description: 'Failed attempts in a row of the current run; 0 after a success or a re-enable.' }),
     failing_since: z.string().nullable().openapi({ format: 'date-time' }),
     disabled_at: z.string().nullable().openapi({ format: 'date-time' }),
+    disabled_reason: z.enum(DISABLED_REASONS).nullable().openapi({ description: 'Why it is disabled: `endpoint_gone` (it answered 410 Gone) or `sustained_failures` (see `disabled_policy`); null when enabled.' }),
+    disabled_policy: z
+      .strictObject({ failures: z.number().int(), after: z.string().openapi({ example: '5d' }) })
+      .nullable()
+      .openapi({ description: 'For `sustained_failures`: the policy that applied: at least `failures` attempts in a row over at least `after`.' }),
+    reenabled_at: z.string().nullable().openapi({ format: 'date-time', description: 'The last update that re-enabled it or ended its run of failures.' }),
     last_success_at: z.string().nullable().openapi({ format: 'date-time' }),
     last_failure_at: z.string().nullable().openapi({ format: 'date-time' }),
     last_failure_response_code: z.number().int().nullable().openapi({ description: '0: no response (timeout, connection error, refused address).' }),

@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OPERATOR_SCOPE } from '../../src/idempotency/scope';
-import { canonicalRequest, keyMaterial } from '../../src/idempotency/secrets';
+import { canonicalRequest, keyMaterial } from '../../src/idempotency/key-material';
 import { deleteExpiredIdempotencyKeys } from '../../src/idempotency/store';
 import { type Account, call, createAccount, errorOf } from '../support/http';
 import { startSystem, type TestSystem } from '../support/system';
+import { endShipper, shipment } from '../support/shipping';
 import { TEST_ENV } from '../support/test-config';
 
 let sys: TestSystem;
@@ -142,6 +143,22 @@ describe('Idempotency-Key on /v2', () => {
     expect(again.headers.get('idempotent-replayed')).toBe('true');
     expect(again.body).toEqual(rb.body);
     expect(await webhooksOf(b.user.id)).toHaveLength(1);
+  });
+
+  it('buys once for concurrent retries of one buy: every answer is the purchase, the balance debited once', async () => {
+    const acct = await createAccount(sys, { end_shipper_enabled: true, balance: '100' });
+    const es = await endShipper(sys, acct.prodKey);
+    const shp = await shipment(sys, acct.prodKey);
+    const key = randomUUID();
+    const body = { rate: { id: shp.rates[0].id }, end_shipper_id: es.id };
+    const answers = await Promise.all(Array.from({ length: 4 }, () => call(sys, 'POST', `/shipments/${shp.id}/buy`, { key: acct.prodKey, headers: { 'idempotency-key': key }, body })));
+    for (const res of answers) {
+      expect(res.status).toBe(200);
+      expect(res.body).toEqual(answers[0]!.body);
+    }
+    const me = await call(sys, 'GET', '/users', { key: acct.prodKey });
+    expect(Number(me.body.balance)).toBeCloseTo(100 - Number(shp.rates[0].rate), 5);
+    expect(await sys.db.selectFrom('trackers').select('id').where('shipment_id', '=', shp.id).execute()).toHaveLength(1);
   });
 
   it('replays a refusal of the operation too (a 4XX is an answer), but not an answer it never kept', async () => {

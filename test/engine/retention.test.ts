@@ -83,6 +83,21 @@ describe('event retention', () => {
     expect((await sql<{ n: number }>`select count(*)::int as n from payloads_default where event_id = ${inDefault}`.execute(sys.db)).rows[0]!.n).toBe(1);
     const recent = (await publish(sys, acct.user.id, 'test')).id as string;
     expect(await listedIds()).toEqual(expect.arrayContaining([removable, failed, retrying, inDefault, recent]));
+    // More than one batch: the run calls the sweep again until it is done.
+    const many = 2500;
+    await sql`
+      insert into events (id, user_id, mode, description, status, result, previous_attributes, created_at, updated_at, dispatched_at)
+      select ${firstIdAt('evt', removableDay).slice(0, -20)} || lpad(to_hex(i), 20, '0'), ${acct.user.id}, 'test', 'tracker.updated', 'completed', '{}', '{}',
+        ${removableDay}::timestamptz, ${removableDay}::timestamptz, ${removableDay}::timestamptz
+      from generate_series(1, ${many}) i`.execute(sys.db);
+    const oldEvents = () => sys.db.selectFrom('events').select('id').where('user_id', '=', acct.user.id).where('created_at', '<', new Date(today - 30 * DAY)).execute();
+    expect((await oldEvents()).length).toBe(many + 4);
+
+    // Idempotency keys past their expiry go with the same run; a live one stays.
+    const key = (scope: string, expiresAt: Date) => ({ scope, key_digest: randomBytes(32), fingerprint: randomBytes(32), status: 201, answer: randomBytes(16), locked_at: new Date(), expires_at: expiresAt });
+    const liveKeyScope = `${acct.user.id}/live`;
+    await sys.db.insertInto('idempotency_keys').values([key(`${acct.user.id}/expired`, new Date(Date.now() - DAY)), key(liveKeyScope, new Date(Date.now() + DAY))]).execute();
+    const keysOf = async (scope: string) => (await sys.db.selectFrom('idempotency_keys').select('scope').where('scope', '=', scope).execute()).length;
 
     // The operator's command: triggers the schedule, waits for the run, prints what it did.
     const { stdout } = await promisify(execFile)(process.execPath, [path.resolve('bin/shiphook.mjs'), 'admin', 'retention', '--now'], {
@@ -90,8 +105,12 @@ describe('event retention', () => {
       encoding: 'utf8',
     });
     const counts = JSON.parse(stdout);
-    expect(counts.events).toBeGreaterThanOrEqual(3);
+    expect(counts.events).toBeGreaterThanOrEqual(many + 3);
+    expect((await oldEvents()).map((e) => e.id)).toEqual([retrying]);
     expect(counts['payload partitions dropped']).toBeGreaterThanOrEqual(1);
+    expect(counts['idempotency keys']).toBeGreaterThanOrEqual(1);
+    expect(await keysOf(`${acct.user.id}/expired`)).toBe(0);
+    expect(await keysOf(liveKeyScope)).toBe(1);
 
     for (const gone of [removable, failed, inDefault]) {
       expect((await call(sys, 'GET', `/events/${gone}`, { key: acct.testKey })).status).toBe(404);

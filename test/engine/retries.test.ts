@@ -87,7 +87,7 @@ describe('retries run by Temporal', () => {
     const started = events.find((e) => e.activityTaskStartedEventAttributes)!.activityTaskStartedEventAttributes!;
     expect(started.attempt).toBe(3);
     // The failure the UI shows for the attempt before: what happened, without a stack of our code.
-    expect(started.lastFailure).toMatchObject({ message: expect.stringMatching(/^attempt 3: HTTP 500 from http:\/\/127\.0\.0\.1:\d+/), stackTrace: '' });
+    expect(started.lastFailure).toMatchObject({ message: expect.stringMatching(/^attempt 3 of 4: HTTP 500 from http:\/\/127\.0\.0\.1:\d+/), stackTrace: '' });
     expect(started.lastFailure!.applicationFailureInfo).toMatchObject({ type: 'DeliveryAttemptFailed' });
     const payloads = (await call(sys, 'GET', `/events/${event.id}/payloads`, { key: acct.testKey })).body.payloads;
     expect(payloads.map((p: any) => p.response_code)).toEqual([500, 500, 500, 500]);

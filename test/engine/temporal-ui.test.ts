@@ -82,6 +82,61 @@ describe('operators in the Temporal UI', () => {
   });
 });
 
+describe('a retrying delivery in the Temporal UI', () => {
+  it('shows attempt n of the schedule’s total: the retry activity is limited to the attempts left, its summary and failure name the delivery’s numbers', async () => {
+    const acct = await createAccount(sys);
+    // Attempt 1 (the local activity) fails; attempt 2 (the retry activity's first) asks for 12 s: time to look.
+    const receiver = await startReceiver((d, i, res) => (i === 0 ? status(500) : i === 1 ? status(503, { 'retry-after': '12' }) : status(200))(d, i, res));
+    await webhook(sys, acct.testKey, receiver.url);
+    const event = await publish(sys, acct.user.id, 'test');
+    const handle = client.workflow.getHandle(event.id);
+    const pending = await eventually(async () => {
+      // Not found until the dispatcher has started it.
+      const activity = (await handle.describe().catch(() => undefined))?.raw.pendingActivities?.[0];
+      return activity?.attempt === 2 ? activity : undefined;
+    }, 20_000, 'the retry activity waiting for its second attempt');
+    // The suite's schedule: 3 delays, 4 attempts; the activity holds attempts 2–4.
+    expect(pending.maximumAttempts).toBe(3);
+    expect(pending.lastFailure?.message).toMatch(/^attempt 2 of 4: HTTP 503 from /);
+    expect(await retrySummaries(event.id)).toEqual([{ summary: expect.stringMatching(/^attempts 2–4 of 4: POST http/), maximumAttempts: 3 }]);
+    await eventStatus(sys, acct.testKey, event.id, 'completed', 30_000);
+    expect(receiver.deliveries).toHaveLength(3);
+    await receiver.close();
+  });
+
+  it('when attempts that sent nothing used up the activity’s, the workflow schedules it once more, without a limit, and the schedule still ends at its last attempt', async () => {
+    const acct = await createAccount(sys);
+    const receiver = await startReceiver((d, i, res) => (i === 0 ? status(503, { 'retry-after': '3' }) : status(500))(d, i, res));
+    const hook = await webhook(sys, acct.testKey, receiver.url);
+    const event = await publish(sys, acct.user.id, 'test');
+    await eventStatus(sys, acct.testKey, event.id, 'retrying');
+    // As if attempt 1 had not been recorded (what an infrastructure error does to a Temporal
+    // attempt): the activity's 3 attempts are delivery attempts 1–3, and the 4th is left.
+    await sys.db.updateTable('event_deliveries').set({ attempts: 0 }).where('event_id', '=', event.id).where('webhook_id', '=', hook.id).execute();
+    // And the webhook's run of failures with it, or its health (the suite's 4 failures over 1 s)
+    // would disable it before the last attempt.
+    await sys.db.updateTable('webhooks').set({ consecutive_failures: 0, failing_since: null }).where('id', '=', hook.id).execute();
+    await eventStatus(sys, acct.testKey, event.id, 'failed', 30_000);
+    expect(receiver.deliveries).toHaveLength(5);
+    expect(await retrySummaries(event.id)).toEqual([
+      { summary: expect.stringMatching(/^attempts 2–4 of 4: /), maximumAttempts: 3 },
+      { summary: expect.stringMatching(/^attempts after infrastructure errors, up to 4: /), maximumAttempts: 0 },
+    ]);
+    await receiver.close();
+  });
+});
+
+/** Each retryDelivery the run scheduled: its summary (what the UI shows) and attempt limit (0: none). */
+async function retrySummaries(workflowId: string) {
+  const history = await client.workflow.getHandle(workflowId).fetchHistory();
+  return (history.events ?? []).flatMap((e) => {
+    const attrs = e.activityTaskScheduledEventAttributes;
+    if (attrs?.activityType?.name !== 'retryDelivery') return [];
+    const data = e.userMetadata?.summary?.data;
+    return [{ summary: data ? (JSON.parse(Buffer.from(data).toString('utf8')) as string) : undefined, maximumAttempts: attrs.retryPolicy?.maximumAttempts ?? 0 }];
+  });
+}
+
 describe('the workflow sandbox (src/temporal/workflow-sandbox.ts)', () => {
   it('npm install applied patches/ to the Temporal worker, so workflow calls can go without a watchdog', () => {
     expect(sandboxPatchApplied()).toBe(true);

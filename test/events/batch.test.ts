@@ -1,5 +1,9 @@
 import { randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createDb } from '../../src/db/database';
+import { OUTBOX_CHANNEL, publishEvents } from '../../src/events/publish';
 import { webhook } from '../support/events';
 import { call, createAccount, errorOf } from '../support/http';
 import { eventually, startReceiver } from '../support/receiver';
@@ -43,6 +47,33 @@ describe('POST /admin/v1/events/batch', () => {
     expect(new Set(deliveries.map((d) => d.json.id))).toEqual(new Set(res.body.events.map((e: { id: string }) => e.id)));
     await eventually(async () => ((await eventsOf(acct.user.id)).every((e) => e.status === 'completed') ? true : undefined), 60_000, 'every event of the batch completed');
   }, 180_000);
+
+  it('wakes the outbox once for a whole batch: one NOTIFY from its transaction', async () => {
+    const acct = await createAccount(sys);
+    const receiver = await startReceiver();
+    await webhook(sys, acct.testKey, receiver.url);
+    // One connection, so every statement below runs in the session whose notifications are counted.
+    const db = createDb(sys.config.databaseUrl!, 1);
+    const listener = new pg.Client({ connectionString: sys.config.databaseUrl });
+    try {
+      const { rows } = await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(db);
+      const pid = rows[0]!.pid;
+      const heard: string[] = [];
+      await listener.connect();
+      listener.on('notification', (n) => { if (n.processId === pid) heard.push(n.payload ?? ''); });
+      await listener.query(`listen ${OUTBOX_CHANNEL}`);
+      const published = await publishEvents(db, Array.from({ length: 50 }, (_, n) => ({ userId: acct.user.id, mode: 'test' as const, description: 'tracker.updated', result: { object: 'Tracker', id: `trk_${n}` } })));
+      expect(published).toHaveLength(50);
+      // A session's notifications arrive in commit order: once the marker is heard, so is everything before it.
+      await sql`select pg_notify(${OUTBOX_CHANNEL}, 'marker')`.execute(db);
+      await eventually(async () => (heard.includes('marker') ? true : undefined), 10_000, 'the marker notification');
+      expect(heard).toEqual(['', 'marker']);
+    } finally {
+      await listener.end();
+      await db.destroy();
+    }
+    await receiver.waitFor(50, 60_000);
+  }, 90_000);
 
   it('refuses a batch of 501 whole, writing nothing', async () => {
     const acct = await createAccount(sys);

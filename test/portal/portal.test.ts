@@ -1,12 +1,12 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import type { Page } from 'playwright-core';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { publish } from '../support/events';
 import { type Account, call, createAccount } from '../support/http';
 import { launchBrowser, type TestBrowser } from '../support/browser';
 import { eventually, type Receiver, startReceiver, status } from '../support/receiver';
+import { portalLink as sharedPortalLink, untilShown } from './portal-pages';
 import { startSystem, type TestSystem } from '../support/system';
 
 /**
@@ -32,21 +32,7 @@ afterAll(async () => {
   await sys.close();
 });
 
-async function portalLink(key: string): Promise<string> {
-  const res = await call(sys, 'POST', '/portal_sessions', { key });
-  expect(res.status).toBe(201);
-  expect(res.body).toMatchObject({ object: 'PortalSession', url: expect.stringContaining('/portal/login/'), expires_at: expect.any(String) });
-  return res.body.url;
-}
-
-/** Reloads until the page shows `text` (the engine works in the background). */
-async function untilShown(page: Page, text: string | RegExp, what: string) {
-  await eventually(async () => {
-    await page.reload();
-    const body = await page.locator('main').innerText();
-    return (typeof text === 'string' ? body.includes(text) : text.test(body)) ? true : undefined;
-  }, 30_000, what);
-}
+const portalLink = (key: string) => sharedPortalLink(sys, key);
 
 describe('webhook portal', () => {
   it('opens from a link without the key, creates a webhook, sends a test event, shows a failing attempt, replays it, rotates the secret', async () => {
@@ -60,7 +46,7 @@ describe('webhook portal', () => {
     expect(opened!.headers()['content-security-policy']).toContain("default-src 'none'");
     expect(await page.content()).not.toContain(acct.testKey);
     const cookies = await browser.context.cookies();
-    expect(cookies.find((c) => c.name === 'shiphook_portal')).toMatchObject({ httpOnly: true, sameSite: 'Strict', path: '/portal' });
+    expect(cookies.find((c) => c.name === 'shiphook_portal')).toMatchObject({ httpOnly: true, sameSite: 'Lax', path: '/portal' });
     expect(JSON.stringify(cookies)).not.toContain(acct.testKey);
     expect(await page.getByRole('heading', { level: 1 }).innerText()).toBe('Webhooks');
 
@@ -96,6 +82,11 @@ describe('webhook portal', () => {
     expect(await attempts.count()).toBe(4); // the test schedule: 1 + 3 retries
     expect(await attempts.first().innerText()).toContain('database on fire');
     expect(await attempts.first().innerText()).toContain('500');
+    // Out of attempts: the delivery gave up, and no next retry is planned any more.
+    expect(await sys.db.selectFrom('event_deliveries').select(['state', 'attempts', 'next_attempt_at']).where('event_id', '=', failing.id).execute())
+      .toEqual([{ state: 'failed', attempts: 4, next_attempt_at: null }]);
+    expect(await page.locator('table.deliveries td[data-label="Attempt"]').innerText()).toBe('attempt 4 of 4');
+    expect(await page.locator('table.deliveries td[data-label="Next retry"]').innerText()).toBe('—');
 
     // The run of failures disables the webhook (tiny thresholds in tests); the portal shows it and re-enables it.
     receiver.answer(status(200));
