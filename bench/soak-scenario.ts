@@ -61,10 +61,11 @@ export async function soak(sys: BenchSystem, opts: { minutes: number; rate: numb
   const minutes: number[] = [];
   const series: Record<string, (number | null)[]> = {};
   const sample = async () => {
-    const s = await soakSample(sys, db).catch(() => ({ sample_errors: 1 }));
-    for (const key of Object.keys(s)) series[key] ??= minutes.map(() => null);
+    const s: Record<string, number> | null = await soakSample(sys, db).catch(() => null);
+    // A key absent from a sample is 0 (no workflow of that type running); a failed sample is null throughout.
+    for (const key of Object.keys(s ?? {})) series[key] ??= minutes.map(() => 0);
     minutes.push(round((Date.now() - t0) / 60_000, 2));
-    for (const [key, values] of Object.entries(series)) values.push((s as Record<string, number>)[key] ?? null);
+    for (const [key, values] of Object.entries(series)) values.push(s ? (s[key] ?? 0) : null);
   };
   const midway: Record<string, unknown> = {};
   const churned = { created: 0, deleted: 0, errors: 0 };
