@@ -2,6 +2,7 @@ import { account, addWebhook, pool, publish, replayAll, verifyEvents, waitUntil 
 import { startCostMeter } from './cost';
 import { round } from './processes';
 import { type BenchReceiver, percentiles, startBenchReceiver } from './receivers';
+import { startStorageMeter } from './storage';
 import type { BenchSystem } from './system';
 
 export async function threeReceivers(sys: BenchSystem, name: string) {
@@ -17,7 +18,7 @@ export const lostOn = (receivers: BenchReceiver[], ids: string[]) => ids.filter(
 /** 1. Burst: N events as fast as the operator API accepts them (32 in flight), 3 webhooks each. */
 export async function burst(sys: BenchSystem, n: number, waitMs: number) {
   const { acct, receivers } = await threeReceivers(sys, 'burst');
-  const meter = await startCostMeter(sys);
+  const [meter, storage] = await Promise.all([startCostMeter(sys), startStorageMeter(sys)]);
   const t0 = performance.now();
   const ids: string[] = [];
   await pool(n, 32, async () => { ids.push(await publish(sys.origin, acct.userId)); });
@@ -27,6 +28,7 @@ export async function burst(sys: BenchSystem, n: number, waitMs: number) {
   // The last attempts record their outcome after the receiver answered: wait for the runs to end.
   const settled = await settle(sys, 30_000, acct.userId);
   const cost = await meter.stop(n, spread(ids, 25));
+  const stored = await storage.stop(n);
   const verified = await verifyEvents(sys.origin, acct.testKey, ids, 3);
   await Promise.all(receivers.map((r) => r.close()));
   const acked = Math.min(...receivers.map((r) => ids.filter((id) => r.acknowledged.has(id)).length));
@@ -46,13 +48,18 @@ export async function burst(sys: BenchSystem, n: number, waitMs: number) {
     api_view: verified,
     // Publishing, delivering and settling, divided by the events.
     cost,
+    // What each delivered event (3 URLs, one attempt each) left on disk.
+    storage_per_delivered_event: stored,
   };
 }
 
 export const WARMUP_SECONDS = 3;
 
-/** Publishes at a steady rate for `seconds`, recording each event's send time (epoch ms). */
-export async function offer(sys: BenchSystem, userId: string, rate: number, seconds: number, sentAt: Map<string, number>) {
+/**
+ * Publishes at a steady rate for `seconds`, recording each event's send time (epoch ms);
+ * `userId` may name the account per event, and `published` hears of each as it is.
+ */
+export async function offer(sys: BenchSystem, userId: string | ((i: number) => string), rate: number, seconds: number, sentAt: Map<string, number>, published?: (id: string, i: number) => void) {
   const total = Math.round(rate * seconds);
   const t0 = performance.now();
   const inflight = new Set<Promise<void>>();
@@ -62,7 +69,10 @@ export async function offer(sys: BenchSystem, userId: string, rate: number, seco
     if (wait > 0) await new Promise((r) => setTimeout(r, wait));
     if (inflight.size >= 256) await Promise.race(inflight); // never more than 256 open publishes
     const started = performance.timeOrigin + performance.now();
-    const p: Promise<void> = publish(sys.origin, userId).then((id) => void sentAt.set(id, started), () => void publishErrors++).finally(() => inflight.delete(p));
+    const n = i;
+    const p: Promise<void> = publish(sys.origin, typeof userId === 'string' ? userId : userId(n))
+      .then((id) => { sentAt.set(id, started); published?.(id, n); }, () => void publishErrors++)
+      .finally(() => inflight.delete(p));
     inflight.add(p);
   }
   await Promise.all(inflight);

@@ -3,6 +3,7 @@ import { startCostMeter } from './cost';
 import { offer, settle } from './delivery-scenarios';
 import { round } from './processes';
 import { startBenchReceiver } from './receivers';
+import { startStorageMeter } from './storage';
 import type { BenchSystem } from './system';
 
 /** `rate`: events/s while publishing; `waitMs` bounds each wait, `windowMs` the measured window. */
@@ -35,13 +36,14 @@ export async function retry(sys: BenchSystem, opts: RetryOptions) {
     const firstAttempts = await waitUntil(() => ids.every((id) => receiver.firstSeen.has(id)), opts.waitMs);
     const secondAttempts = await waitUntil(() => receiver.requests >= 2 * n, opts.waitMs);
 
-    const meter = await startCostMeter(sys);
+    const [meter, storage] = await Promise.all([startCostMeter(sys), startStorageMeter(sys)]);
     const requestsBefore = receiver.requests;
     const t0 = performance.now();
     const windowFilled = await waitUntil(() => receiver.requests >= (2 + WINDOW_ATTEMPTS_PER_EVENT) * n, opts.windowMs);
     const attempts = receiver.requests - requestsBefore;
     const windowSeconds = (performance.now() - t0) / 1000;
     const { cpu_ms_per_event: cpuPerAttempt, sql_per_event: sqlPerAttempt, ...history } = await meter.stop(Math.max(1, attempts), ids.slice(0, 1));
+    const storagePerAttempt = await storage.stop(attempts);
 
     receiver.failWith = null;
     const requestsAtRecovery = receiver.requests;
@@ -64,6 +66,7 @@ export async function retry(sys: BenchSystem, opts: RetryOptions) {
       // CPU over the window divided by the attempts in it (per process; system_total without the bench).
       cpu_ms_per_later_attempt: cpuPerAttempt,
       sql_per_later_attempt: sqlPerAttempt,
+      storage_per_failed_attempt: storagePerAttempt,
       ...history,
       attempts_per_event_before_recovery: round(requestsAtRecovery / n, 2),
       all_acknowledged_after_recovery: acknowledged,

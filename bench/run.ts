@@ -8,6 +8,8 @@ import { floor } from './floor-scenario';
 import { memorySampler, round } from './processes';
 import { retry } from './retry-scenario';
 import { saturation } from './saturation-scenario';
+import { batchPublish } from './batch-scenario';
+import { soak, SOAK_ENV } from './soak-scenario';
 import { correctness, performanceTargets } from './targets';
 import { type BenchSystem, startBenchSystem } from './system';
 
@@ -20,8 +22,10 @@ import { type BenchSystem, startBenchSystem } from './system';
  * target not met does not change the exit code. What each scenario is for: docs/performance.md.
  */
 const ALL = ['floor', 'burst', 'latency', 'failure', 'retry', 'saturation'];
-const USAGE = `npm run bench -- [--quick] [--only ${ALL.join(',')}] [--events N] [--rate R] [--seconds S] [--failing-endpoint 500|hang] [--attempt-timeout 15s] [--retry-events N] [--saturation-rate R] [--saturation-seconds S] [--profile]`;
-const { values } = parseArgs({
+/** Run only when named (`npm run bench -- soak`, or with --only). */
+const OPT_IN = ['batch', 'soak'];
+const USAGE = `npm run bench -- [scenario…] [--quick] [--only ${[...ALL, ...OPT_IN].join(',')}] [--temporal-file] [--minutes M] [--events N] [--rate R] [--seconds S] [--failing-endpoint 500|hang] [--attempt-timeout 15s] [--retry-events N] [--saturation-rate R] [--saturation-seconds S] [--profile]`;
+const { values, positionals } = parseArgs({
   options: {
     quick: { type: 'boolean' },
     only: { type: 'string' },
@@ -34,15 +38,21 @@ const { values } = parseArgs({
     'saturation-rate': { type: 'string' }, // saturation: events/s offered (default: twice the burst's end-to-end rate)
     'saturation-seconds': { type: 'string' }, // saturation: seconds of publishing
     profile: { type: 'boolean' }, // api and workers write V8 CPU profiles to bench/results/profiles-<date>/
+    'temporal-file': { type: 'boolean' }, // the dev server's store in a file, whose growth the storage figures include (soak: always)
+    minutes: { type: 'string' }, // soak: duration (default SOAK_MINUTES or 60)
     help: { type: 'boolean' },
   },
+  allowPositionals: true,
 });
 if (values.help) {
   process.stdout.write(`${USAGE}\n`);
   process.exit(0);
 }
-const selected = new Set(values.only ? values.only.split(',').map((s) => s.trim()) : ALL);
-for (const s of selected) if (!ALL.includes(s)) throw new Error(`unknown scenario "${s}"; one of ${ALL.join(', ')}`);
+const named = [...positionals, ...(values.only ? values.only.split(',').map((s) => s.trim()) : [])];
+const selected = new Set(named.length ? named : ALL);
+for (const s of selected) if (![...ALL, ...OPT_IN].includes(s)) throw new Error(`unknown scenario "${s}"; one of ${[...ALL, ...OPT_IN].join(', ')}`);
+// The soak's engine runs with retention of minutes and a short retry schedule (SOAK_ENV), which the other scenarios' figures must not have.
+if (selected.has('soak') && selected.size > 1) throw new Error('the soak runs alone: npm run bench -- soak [--minutes M]');
 const failingEndpoint = values['failing-endpoint'] ?? '500';
 if (failingEndpoint !== '500' && failingEndpoint !== 'hang') {
   console.error(`--failing-endpoint must be 500 or hang\n${USAGE}`);
@@ -65,6 +75,8 @@ const sizes = {
   saturationRate: values['saturation-rate'] === undefined ? undefined : num(values['saturation-rate'], 0, 'saturation-rate'),
   saturationSeconds: num(values['saturation-seconds'], quick ? 15 : 60, 'saturation-seconds'),
   saturationSampleSeconds: quick ? 2 : 5,
+  soakMinutes: num(values.minutes ?? process.env.SOAK_MINUTES, 60, 'minutes'),
+  soakRate: num(values.rate, 20, 'rate'),
 };
 // Time bounds (ms) on every wait, so that a slow engine yields a partial result instead of a hung run.
 const budget = {
@@ -79,7 +91,7 @@ const budget = {
 
 // The production retry schedule (5s, 5m, 30m, …): the failure and saturation scenarios
 // measure what a failing endpoint costs in production. The retry scenario sets its own.
-const BASE_ENV = { SHIPHOOK_ATTEMPT_TIMEOUT: values['attempt-timeout'] ?? '5s', SHIPHOOK_DISABLE_AFTER_FAILURES: '1000000' };
+const BASE_ENV = { SHIPHOOK_ATTEMPT_TIMEOUT: values['attempt-timeout'] ?? '5s', SHIPHOOK_DISABLE_AFTER_FAILURES: '1000000', ...(selected.has('soak') ? SOAK_ENV : {}) };
 const log = (msg: string) => process.stderr.write(`[bench] ${new Date().toISOString().slice(11, 19)} ${msg}\n`);
 
 // The floor scenario runs a worker in this process: its SDK logs only from WARN up.
@@ -103,7 +115,7 @@ const died = (reason: string) => {
   log(`${reason}; stopping the system, no results`);
   void stopSystem().finally(() => process.exit(1));
 };
-sys = await startBenchSystem(BASE_ENV, { profileDir, onDied: died });
+sys = await startBenchSystem(BASE_ENV, { profileDir, onDied: died, temporalFile: values['temporal-file'] === true || selected.has('soak') });
 const memory = memorySampler(() => sys!.processes());
 const results: Record<string, Record<string, unknown>> = {};
 const seconds: Record<string, number> = {};
@@ -141,6 +153,8 @@ try {
     const rate = sizes.saturationRate ?? (burstRate() ? round(2 * burstRate()!) : 100);
     return saturation(s, { rate, seconds: sizes.saturationSeconds, sampleMs: sizes.saturationSampleSeconds * 1000, drainMs: budget.saturationDrain, settleMs: budget.replaySettle, burstRate: burstRate() });
   });
+  await step('batch', (s) => batchPublish(s, { events: Math.max(1000, sizes.burstEvents), waitMs: budget.burstWait, settleMs: budget.settle }));
+  await step('soak', (s) => soak(s, { minutes: sizes.soakMinutes, rate: sizes.soakRate, sampleMs: 60_000, settleMs: budget.replaySettle }));
 } finally {
   memory.stop();
   await stopSystem();
@@ -153,7 +167,7 @@ const doc = {
   mode: quick ? 'quick' : 'full',
   sizes,
   budgets_ms: budget,
-  services: { postgres: process.env.DATABASE_URL ? 'external' : 'embedded', temporal: process.env.TEMPORAL_ADDRESS ? 'external' : 'dev server' },
+  services: { postgres: process.env.DATABASE_URL ? 'external' : 'embedded', temporal: process.env.TEMPORAL_ADDRESS ? 'external' : `dev server, store ${sys.temporalDbFile ? 'in a file' : 'in memory'}` },
   engine_env: BASE_ENV,
   seconds_total: round((performance.now() - started) / 1000),
   seconds_per_scenario: seconds,

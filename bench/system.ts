@@ -18,6 +18,8 @@ export interface BenchSystem {
   temporalAddress: string;
   databaseUrl: string;
   temporal: Client;
+  /** The dev server's SQLite file (`temporalFile`); unset while its store is in memory. */
+  temporalDbFile?: string;
   /** The embedded dev server's Prometheus endpoint; unset for an external TEMPORAL_ADDRESS. */
   temporalMetricsUrl?: string;
   /** Mutable: `restartWorkers` replaces the workers' pids. */
@@ -34,9 +36,11 @@ export interface BenchSystem {
 /**
  * `profileDir`: api and worker write V8 CPU profiles there (`--cpu-prof`) when they stop.
  * `onDied`: a process of the system (api, worker, PostgreSQL, Temporal) died after the start.
+ * `temporalFile`: the embedded dev server keeps its store in a file (whose growth the bench measures), as `shiphook dev` does.
  */
-export async function startBenchSystem(env: Record<string, string>, opts: { profileDir?: string; onDied?: (reason: string) => void } = {}): Promise<BenchSystem> {
+export async function startBenchSystem(env: Record<string, string>, opts: { profileDir?: string; onDied?: (reason: string) => void; temporalFile?: boolean } = {}): Promise<BenchSystem> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'shiphook-bench-'));
+  const temporalDbFile = opts.temporalFile && !process.env.TEMPORAL_ADDRESS ? path.join(dataDir, 'temporal.db') : undefined;
   let client: Client | undefined;
   let system: ShiphookSystem | undefined;
   const stop = async () => {
@@ -59,6 +63,7 @@ export async function startBenchSystem(env: Record<string, string>, opts: { prof
       temporalAddress: process.env.TEMPORAL_ADDRESS,
       temporalCliPath: process.env.TEMPORAL_CLI_PATH,
       persistent: false,
+      temporalDbFile,
       ui: false,
       temporalMetricsPort,
       statementStats: true,
@@ -95,6 +100,7 @@ export async function startBenchSystem(env: Record<string, string>, opts: { prof
     return {
       origin: sys.api!.origin,
       temporalAddress: sys.temporalAddress,
+      temporalDbFile,
       temporalMetricsUrl: temporalMetricsPort ? `http://127.0.0.1:${temporalMetricsPort}/metrics` : undefined,
       databaseUrl: sys.databaseUrl,
       temporal,

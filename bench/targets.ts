@@ -65,6 +65,8 @@ export function correctness(results: Results) {
     const allCompleted = !!view && view.unreadable === 0 && read > 0 && view.statuses?.completed === read && view.events_with_every_url_completed === read;
     scenarios[name] = { lost_events: numberAt(results, name, 'lost_events'), all_completed: allCompleted };
   }
+  // The soak's events end completed or failed as their endpoints deserve (soak-scenario.ts).
+  if ('soak' in results) scenarios.soak = { lost_events: numberAt(results, 'soak', 'lost_events'), all_completed: field(results, 'soak', 'all_as_deserved') === true };
   const met = Object.values(scenarios).every((s) => s.lost_events === 0 && s.all_completed);
   return { target: 'every event of every delivery scenario completed, none lost', met, scenarios };
 }

@@ -22,6 +22,8 @@ export interface InfrastructureOptions {
   temporalCliPath?: string;
   /** Keep data across restarts (dev) or throw it away (tests). */
   persistent: boolean;
+  /** The dev server's SQLite file even when not persistent (the bench measures its growth); in memory otherwise. */
+  temporalDbFile?: string;
   postgresPort?: number;
   temporalPort?: number;
   temporalUiPort?: number;
@@ -46,7 +48,7 @@ export async function startInfrastructure(opts: InfrastructureOptions): Promise<
       ? undefined
       : startDevTemporal({
           cliPath: opts.temporalCliPath,
-          dbFile: opts.persistent ? path.join(opts.dataDir, 'temporal.db') : undefined,
+          dbFile: opts.temporalDbFile ?? (opts.persistent ? path.join(opts.dataDir, 'temporal.db') : undefined),
           port: opts.temporalPort,
           uiPort: opts.temporalUiPort,
           ui: opts.ui,
