@@ -3,7 +3,7 @@ import type { Db } from '../src/db/database';
 import type { SweepResult } from '../src/engine/contract';
 import { removeExpiredEvents } from '../src/events/retention';
 import { deleteExpiredIdempotencyKeys } from '../src/idempotency/store';
-import { createPayloadPartitions, dropExpiredPayloadPartitions, partitionsAhead, partitionWidthMs, sweepDefaultPayloads } from '../src/events/payload-partitions';
+import { dropExpiredPayloadPartitions, keepPayloadPartitionsAhead, sweepDefaultPayloads } from '../src/events/payload-partitions';
 
 /** Rows one activity call removes, each call its own short transaction. */
 const BATCH = 1000;
@@ -32,9 +32,8 @@ const batched = (what: string, remove: (deps: SweepDeps, now: Date) => Promise<n
 export const sweeps: Record<string, Sweep> = {
   events: batched('events', ({ config, db }, now) => removeExpiredEvents(db, cutoff(config, now), BATCH)),
   'payload partitions': async ({ config, db }, now) => {
-    const width = partitionWidthMs(config.eventRetentionMs);
     const dropped = await dropExpiredPayloadPartitions(db, cutoff(config, now));
-    const created = await createPayloadPartitions(db, now, width, partitionsAhead(width, config.retentionEveryMs));
+    const created = await keepPayloadPartitionsAhead(db, config, now);
     return { counts: { 'payload partitions dropped': dropped, 'payload partitions created': created }, more: false };
   },
   'default payloads': batched('payloads (DEFAULT partition)', ({ config, db }, now) => sweepDefaultPayloads(db, cutoff(config, now), BATCH)),

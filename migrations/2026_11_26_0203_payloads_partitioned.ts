@@ -14,8 +14,10 @@ import { type Kysely, sql } from 'kysely';
  * - A DEFAULT partition catches a row whose day has no partition yet (the schedule
  *   that creates them ahead was paused for longer than that), so an insert never fails;
  *   the retention run empties it of removed events' rows.
- * - This migration creates a partition for every day that has rows, and the days
- *   around today; the retention schedule keeps creating them ahead.
+ * - This migration creates a partition for every day that has rows, nothing more: the
+ *   partitions ahead have the width the retention asks for (a day under the default),
+ *   which only the configuration knows, so the worker creates them as it starts and each
+ *   retention run keeps them ahead (src/events/payload-partitions.ts).
  */
 export async function up(db: Kysely<any>): Promise<void> {
   await sql`alter table payloads rename to payloads_unpartitioned`.execute(db);
@@ -40,10 +42,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     ) partition by range (created_at)`.execute(db);
   await sql`create table payloads_default partition of payloads default`.execute(db);
   const { rows } = await sql<{ day: string }>`
-    select distinct to_char(date_trunc('day', created_at at time zone 'UTC'), 'YYYY-MM-DD') as day from payloads_unpartitioned
-    union
-    select to_char(d, 'YYYY-MM-DD') from generate_series(date_trunc('day', now() at time zone 'UTC') - interval '1 day',
-                                                          date_trunc('day', now() at time zone 'UTC') + interval '7 days', interval '1 day') as d`.execute(db);
+    select distinct to_char(date_trunc('day', created_at at time zone 'UTC'), 'YYYY-MM-DD') as day from payloads_unpartitioned`.execute(db);
   for (const { day } of rows) {
     const name = `payloads_p${day.replaceAll('-', '')}t0000`;
     await sql`create table ${sql.id(name)} partition of payloads

@@ -12,6 +12,7 @@ import { workflowBundle } from './bundle';
 import { workflowSandboxOptions } from './sandbox';
 import { healthSignals } from './starters';
 import { ensureRetentionSchedule } from './retention-schedule';
+import { keepPayloadPartitionsAhead } from '../events/payload-partitions';
 
 /** The dispatcher's pass without a notification (a safety net; notifications drive it). */
 const DISPATCH_INTERVAL_MS = 2000;
@@ -67,6 +68,8 @@ export async function createWorker(config: Config, db: Db) {
   // How to (re)create each SDK Worker: one fails for good after about a minute of
   // failed polls (a long Temporal outage), and this process then creates it again.
   const factories: (() => Promise<Worker>)[] = [];
+  // Every role records attempts: the Payload partitions they go to exist before any runs.
+  await retrying('creating the Payload partitions ahead', () => keepPayloadPartitionsAhead(db, config));
   if (role !== 'retries') {
     factories.push(() =>
       Worker.create({

@@ -33,6 +33,16 @@ export function partitionsAhead(widthMs: number, everyMs: number): number {
   return Math.max(7, Math.ceil((2 * everyMs) / widthMs) + 1);
 }
 
+/**
+ * Creates the partitions from the one holding `now` to those the retention keeps ahead,
+ * as wide as the retention asks: the worker does it as it starts (a new database has
+ * none yet), and every retention run after it.
+ */
+export function keepPayloadPartitionsAhead(db: Db, retention: { eventRetentionMs: number; retentionEveryMs: number }, now = new Date()): Promise<number> {
+  const width = partitionWidthMs(retention.eventRetentionMs);
+  return createPayloadPartitions(db, now, width, partitionsAhead(width, retention.retentionEveryMs));
+}
+
 export interface PayloadPartition {
   name: string;
   from: Date;
@@ -143,6 +153,8 @@ async function withShortLocks(db: Db, what: string, change: (trx: Executor) => P
     });
     return true;
   } catch (err) {
+    // Another worker starting at the same time created the same partition (its name is its range).
+    if ((err as { code?: string }).code === '42P07') return false;
     if ((err as { code?: string }).code !== '55P03') throw err;
     log.warn(`${what}: the table was busy; the next retention run tries again`);
     return false;
