@@ -140,9 +140,17 @@ export async function startDevTemporal(opts: DevTemporalOptions): Promise<DevTem
   };
 }
 
-/** `temporal operator namespace update --retention`: the server keeps its namespaces across restarts (with a db file), so every start sets it. */
+/** The shortest namespace retention the server takes ("A valid retention period is not set" below it). */
+export const MIN_NAMESPACE_RETENTION_MS = 60 * 60 * 1000;
+
+/**
+ * `temporal operator namespace update --retention`: the server keeps its namespaces across
+ * restarts (with a db file), so every start sets it. An event retention shorter than the
+ * server's minimum (a soak's minutes) keeps histories for that minimum.
+ */
 async function setNamespaceRetention(cli: string, address: string, retentionMs: number): Promise<void> {
-  const args = ['operator', 'namespace', 'update', '--address', address, '--namespace', 'default', '--retention', `${Math.ceil(retentionMs / 1000)}s`];
+  const seconds = Math.ceil(Math.max(retentionMs, MIN_NAMESPACE_RETENTION_MS) / 1000);
+  const args = ['operator', 'namespace', 'update', '--address', address, '--namespace', 'default', '--retention', `${seconds}s`];
   await promisify(execFile)(cli, args, { encoding: 'utf8' }).catch((err: { stderr?: string; message: string }) => {
     throw new LaunchError(`could not set the Temporal namespace's retention: ${(err.stderr || err.message).trim().split('\n').slice(-1)[0]}`);
   });
