@@ -1,3 +1,4 @@
+import { acknowledges } from '../src/events/payloads';
 import { ApplicationFailure, ApplicationFailureCategory } from '@temporalio/common';
 import { Context } from '@temporalio/activity';
 import type { Config } from '../src/config';
@@ -52,7 +53,7 @@ export function createDeliveryActivities(deps: DeliveryDeps) {
     const measured = attemptOutcome(result.status, result.error, result.reason === 'ADDRESS_REFUSED' || result.reason === 'HTTP_REFUSED');
     deliveryMetrics.attempt(measured, attempt, result.totalTimeMs / 1000);
     log.debug('delivery attempt', { event_id: event.id, webhook_id: webhookId, attempt, outcome: measured, ms: result.totalTimeMs });
-    const ok = result.status >= 200 && result.status < 300;
+    const ok = acknowledges(result.status);
     const gone = result.status === 410;
     // Planned before recording, so the attempt's record carries when the next one is due.
     const retryInMs = ok || gone || final ? undefined : Math.round(Math.max(retryDelaysMs[attempt - 1]! * (1 - JITTER + Math.random() * 2 * JITTER), retryAfter(result) ?? 0));

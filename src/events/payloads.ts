@@ -1,4 +1,4 @@
-import type { ExpressionBuilder } from 'kysely';
+import { type ExpressionBuilder, sql } from 'kysely';
 import type { Database, Db } from '../db/database';
 import type { EventRow, PayloadRow } from './tables';
 import { ApiError } from '../errors/api-error';
@@ -9,6 +9,12 @@ import type { Principal } from '../account/principal';
 
 /** Payloads: one record per delivery attempt (COMPATIBILITY.md fields). */
 export const MAX_STORED_RESPONSE = 20 * 1024;
+
+/** An attempt succeeded when the endpoint answered 2XX: that acknowledges the event. */
+export const acknowledges = (responseCode: number) => responseCode >= 200 && responseCode < 300;
+
+/** `acknowledges` in SQL, over a Payload's `response_code` (of `table` when the query joins others). */
+export const acknowledgedSql = (table?: string) => sql<boolean>`${sql.ref(table ? `${table}.response_code` : 'response_code')} between 200 and 299`;
 
 export function payloadView(row: PayloadRow) {
   return {

@@ -1,3 +1,4 @@
+import { acknowledges } from '../events/payloads';
 import { EVENT_STATUSES, type EventStatus } from '../events/tables';
 import { EVENT_TYPES } from '../events/types';
 import type { DeliveryProgress } from '../events/deliveries';
@@ -82,7 +83,7 @@ ${deliveries.length === 0 ? html`<p>No webhook to deliver to.</p>` : html`
 <h2>Attempts</h2>
 ${attempts.length === 0 ? html`<p>No attempts yet.</p>` : attempts.map((a, i) => html`
 <article class="attempt" aria-labelledby="attempt-${i}">
-  <h3 id="attempt-${i}">Attempt ${i + 1}: <span class="badge ${a.response_code >= 200 && a.response_code < 300 ? 'completed' : 'failed'}">${a.response_code || 'no response'}</span> after ${a.total_time} ms, ${when(a.created_at)}</h3>
+  <h3 id="attempt-${i}">Attempt ${i + 1}: <span class="badge ${acknowledges(a.response_code) ? 'completed' : 'failed'}">${a.response_code || 'no response'}</span> after ${a.total_time} ms, ${when(a.created_at)}</h3>
   <p class="code">POST <span class="url">${breakableUrl(a.request_url)}</span></p>
   <details><summary>Request headers and body</summary>${headerTable(a.request_headers, true)}<pre>${a.request_body}</pre></details>
   <details open><summary>Response headers and body</summary>${headerTable(a.response_headers)}<pre>${a.response_body || '(empty)'}</pre></details>

@@ -1,3 +1,4 @@
+import { acknowledges } from '../events/payloads';
 import type { HealthState } from '../webhooks/tables';
 import { EVENT_TYPES } from '../events/types';
 import type { HourOfAttempts, RecentAttempt } from '../webhooks/delivery-history';
@@ -112,7 +113,7 @@ ${activity.recent.length === 0 ? html`<p>No delivery attempts yet.</p>` : html`
   <tbody>${activity.recent.map((a) => html`<tr>
     <th scope="row">${when(a.created_at)}</th>
     <td data-label="Event"><a class="code" href="/portal/events/${a.event_id}">${a.event_id}</a></td>
-    <td data-label="Response"><span class="badge ${a.response_code >= 200 && a.response_code < 300 ? 'completed' : 'failed'}">${a.response_code || 'no response'}</span></td>
+    <td data-label="Response"><span class="badge ${acknowledges(a.response_code) ? 'completed' : 'failed'}">${a.response_code || 'no response'}</span></td>
     <td data-label="Duration">${a.total_time} ms</td>
   </tr>`)}</tbody>
 </table>`}

@@ -1,3 +1,4 @@
+import { acknowledgedSql } from '../events/payloads';
 import { sql } from 'kysely';
 import type { Executor } from '../db/database';
 import { isoMillis } from '../format';
@@ -27,7 +28,7 @@ export interface HourOfAttempts {
   succeeded: number;
 }
 
-const ok = sql<boolean>`p.response_code between 200 and 299`;
+const ok = acknowledgedSql('p');
 /** Hours since the epoch: UTC hours whatever the session's time zone. */
 const hourOf = sql<string>`floor(extract(epoch from p.created_at) / 3600)::bigint`;
 

@@ -1,3 +1,4 @@
+import { acknowledgedSql } from '../events/payloads';
 import { sql } from 'kysely';
 import { anyOf, type Db } from '../db/database';
 import type { DisablePolicy, HealthState, WebhookRow } from './tables';
@@ -25,7 +26,7 @@ export async function webhookHealth(db: Db, who: Principal, id: string): Promise
 /** The health of some webhooks (rows the caller already scoped), by webhook id. */
 export async function healthOf(db: Db, hooks: WebhookRow[]): Promise<Map<string, WebhookHealth>> {
   const ids = hooks.map((h) => h.id);
-  const ok = sql<boolean>`response_code between 200 and 299`;
+  const ok = acknowledgedSql();
   const [successes, failures, windows] = ids.length
     ? await Promise.all([
         db.selectFrom('payloads').distinctOn('webhook_id').select(['webhook_id', 'created_at']).where('webhook_id', '=', anyOf(ids)).where(ok).orderBy('webhook_id').orderBy('id', 'desc').execute(),
