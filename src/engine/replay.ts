@@ -1,4 +1,4 @@
-import { type Kysely, sql } from 'kysely';
+import { type ExpressionBuilder, type Kysely, sql } from 'kysely';
 import type { Database, Db, Executor } from '../db/database';
 import { eventUrls, eventView } from '../events/events';
 import { eventStatusOf, lockEvent, refreshEventStatus } from '../events/status';
@@ -152,8 +152,15 @@ export async function startReplay(db: Db, filter: ReplayFilter) {
   return (await replayProgress(db, id))!; // committed above
 }
 
-/** The events a recovery takes: the scope's, oldest first, at most MAX_BULK_REPLAY. */
+/**
+ * The events a recovery takes: the scope's, oldest first, at most MAX_BULK_REPLAY, whose
+ * delivery to the webhook did not succeed — failed or still retrying, or never tried
+ * because the webhook was disabled when the event was published (it has no delivery to
+ * it at all; a test event for another webhook aside, and events from before the webhook).
+ */
 function recoverable(db: Kysely<Database>, scope: RecoveryScope) {
+  const toHook = (eb: ExpressionBuilder<Database, 'events'>) =>
+    eb.selectFrom('event_deliveries').select('event_id').whereRef('event_deliveries.event_id', '=', 'events.id').where('event_deliveries.webhook_id', '=', scope.webhookId);
   return db
     .selectFrom('events')
     .select('events.id')
@@ -162,14 +169,14 @@ function recoverable(db: Kysely<Database>, scope: RecoveryScope) {
     .where('events.created_at', '>=', scope.since)
     .where('events.created_at', '<', scope.until)
     .where((eb) =>
-      eb.exists(
-        eb
-          .selectFrom('event_deliveries')
-          .select('event_id')
-          .whereRef('event_deliveries.event_id', '=', 'events.id')
-          .where('event_deliveries.webhook_id', '=', scope.webhookId)
-          .where('event_deliveries.state', '!=', 'completed'),
-      ),
+      eb.or([
+        eb.exists(toHook(eb).where('event_deliveries.state', '!=', 'completed')),
+        eb.and([
+          eb.not(eb.exists(toHook(eb))),
+          eb('events.test', '=', false),
+          eb('events.created_at', '>=', eb.selectFrom('webhooks').select('webhooks.created_at').where('webhooks.id', '=', scope.webhookId)),
+        ]),
+      ]),
     )
     .orderBy('events.id')
     .limit(MAX_BULK_REPLAY);
@@ -184,6 +191,13 @@ export async function startRecovery(db: Db, scope: RecoveryScope): Promise<Recov
   const id = newId('replay');
   const matched = await db.transaction().execute(async (trx) => {
     const ids = (await recoverable(trx, scope).forNoKeyUpdate().execute()).map((r) => r.id);
+    // The events it never had a delivery to get one now (to its URL as it is today).
+    if (ids.length) {
+      await sql`
+        insert into event_deliveries (event_id, webhook_id, url)
+        select e.id, w.id, w.url from events e, webhooks w where e.id = any(${ids}::text[]) and w.id = ${scope.webhookId}
+        on conflict (event_id, webhook_id) do nothing`.execute(trx);
+    }
     await markForReplay(trx, id, ids, scope.webhookId);
     const window = { since: isoMillis(scope.since), until: isoMillis(scope.until) };
     await trx

@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import type { ServerResponse } from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -7,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { writeDevState } from '../../src/cli/dev-state';
 import { eventStatus, publish, webhook } from '../support/events';
 import { createAccount } from '../support/http';
-import { startReceiver, status, type Receiver } from '../support/receiver';
+import { eventually, startReceiver, status, type Receiver } from '../support/receiver';
 import { startSystem, type TestSystem } from '../support/system';
 
 const CLI = new URL('../../bin/shiphook.mjs', import.meta.url).pathname;
@@ -60,10 +61,28 @@ describe('shiphook temporal', () => {
     const runs = await shiphookTemporal(['workflow', 'list', '--query', `ShiphookEventId='${delivered.id}'`, '-o', 'json'], env);
     expect(workflowIds(runs.stdout)).toEqual([delivered.id]);
 
-    const failing = await shiphookTemporal(['workflow', 'list', '--query', `ShiphookWebhookUrls='${downUrl}' AND ShiphookEventStatus IN ('retrying','failed')`, '-o', 'json'], env);
+    // The README's query: a run still retrying has no outcome yet, so it is found as Running.
+    const notSucceeded = (url: string) => `ShiphookWebhookUrls='${url}' AND (ExecutionStatus='Running' OR ShiphookEventStatus='failed')`;
+    const failing = await shiphookTemporal(['workflow', 'list', '--query', notSucceeded(downUrl), '-o', 'json'], env);
     expect(workflowIds(failing.stdout)).toEqual([failed.id]);
-    const fine = await shiphookTemporal(['workflow', 'list', '--query', `ShiphookWebhookUrls='${okUrl}' AND ShiphookEventStatus IN ('retrying','failed')`, '-o', 'json'], env);
+    const fine = await shiphookTemporal(['workflow', 'list', '--query', notSucceeded(okUrl), '-o', 'json'], env);
     expect(workflowIds(fine.stdout)).toEqual([]);
+
+    // An endpoint that does not answer: its event is found while its attempts go on.
+    const held: ServerResponse[] = [];
+    const hanging = await startReceiver((_d, _i, res) => void held.push(res));
+    try {
+      const hangUrl = `${hanging.url}/temporal-cli-${process.pid}-${Date.now()}`;
+      const slowAcct = await createAccount(sys);
+      await webhook(sys, slowAcct.testKey, hangUrl);
+      const retrying = await publish(sys, slowAcct.user.id, 'test');
+      await eventually(async () => (hanging.deliveries.length > 0 ? true : undefined), 10_000, 'the first attempt');
+      const stillGoing = await shiphookTemporal(['workflow', 'list', '--query', notSucceeded(hangUrl), '-o', 'json'], env);
+      expect(workflowIds(stillGoing.stdout)).toEqual([retrying.id]);
+    } finally {
+      for (const res of held) res.end();
+      await hanging.close();
+    }
   });
 
   it("finds the running `npm start`'s dev server without TEMPORAL_ADDRESS, and passes the CLI's exit status on", async () => {

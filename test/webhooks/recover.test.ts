@@ -114,6 +114,47 @@ describe('recovering a webhook', () => {
     await Promise.all([mine.close(), elsewhere.close()]);
   }, 180_000);
 
+  it('redelivers the events published while the webhook was disabled, once re-enabled; not a test event of another webhook, nor events from before a webhook', async () => {
+    const a = await createAccount(sys);
+    const gone = await startReceiver(status(410));
+    const hook = await webhook(sys, a.testKey, gone.url);
+    await publish(sys, a.user.id, 'test'); // answered 410: disabled at once
+    await disabled(a.testKey, hook.id);
+    const since = new Date().toISOString();
+    // Published while it was disabled: no delivery to it was ever tried.
+    const missed = [await publish(sys, a.user.id, 'test'), await publish(sys, a.user.id, 'test')];
+    for (const e of missed) expect(await deliveryRows([e.id])).toEqual([]);
+    // A webhook made after them, and a test event to it alone.
+    const later = await startReceiver(status(200));
+    const laterHook = await webhook(sys, a.testKey, later.url);
+    const testEvent = await call(sys, 'POST', `/webhooks/${laterHook.id}/test`, { key: a.testKey });
+    expect(testEvent.status).toBe(201);
+    await eventStatus(sys, a.testKey, testEvent.body.id, 'completed');
+
+    const none = await recover(a.testKey, laterHook.id, { since });
+    expect(none.status).toBe(202);
+    expect(none.body.matched).toBe(0); // its only event in the window was delivered; the others came before it
+
+    gone.answer(status(200));
+    expect((await call(sys, 'PATCH', `/webhooks/${hook.id}`, { key: a.testKey, body: {} })).status).toBe(201);
+    const res = await recover(a.testKey, hook.id, { since });
+    expect(res.status).toBe(202);
+    expect(res.body.matched).toBe(2);
+    await eventually(async () => {
+      const p = await call(sys, 'GET', `/recoveries/${res.body.id}`, { key: a.testKey });
+      return p.body.status === 'done' && p.body.undelivered === 0 ? true : undefined;
+    }, 60_000, 'the recovery to end with everything delivered');
+    const temporal = await sys.temporal();
+    for (const e of missed) await temporal.workflow.getHandle(e.id).result();
+    expect(idsAt(gone, 1).sort()).toEqual(missed.map((e) => e.id).sort());
+    for (const e of missed) {
+      expect(await deliveryOf(e.id, hook.id)).toEqual({ state: 'completed', attempts: 1 });
+      expect((await call(sys, 'GET', `/events/${e.id}`, { key: a.testKey })).body).toMatchObject({ status: 'completed', completed_urls: [gone.url], pending_urls: [] });
+    }
+    expect(await deliveryRows([testEvent.body.id])).toEqual([{ event_id: testEvent.body.id, webhook_id: laterHook.id, state: 'completed', attempts: 1 }]);
+    await Promise.all([gone.close(), later.close()]);
+  }, 180_000);
+
   it('checks the window: at most the configured maximum, since before until, dates as dates; nothing is started for a refused one', async () => {
     const a = await createAccount(sys);
     const receiver = await startReceiver();
