@@ -78,3 +78,18 @@ describe('defineOperation', () => {
     expectTypeOf<PathParams<'/webhooks'>>().toEqualTypeOf<never>();
   });
 });
+
+describe('the operations declared idempotent', () => {
+  it('are exactly those that create something or buy, as docs/api.md lists them', async () => {
+    const { CALLER_BASE, CALLER_OPERATIONS, OPERATOR_BASE, OPERATOR_OPERATIONS } = await import('../src/api/operations');
+    const all = [...CALLER_OPERATIONS.map((o) => [CALLER_BASE, o] as const), ...OPERATOR_OPERATIONS.map((o) => [OPERATOR_BASE, o] as const)];
+    const marked = all.filter(([, o]) => o.idempotent).map(([base, o]) => `${o.method} ${base}${o.path}`);
+    expect(marked.sort()).toEqual(
+      [
+        'POST /v2/webhooks', 'POST /v2/webhooks/:id/recover', 'POST /v2/api_keys', 'POST /v2/end_shippers', 'POST /v2/shipments',
+        'POST /v2/shipments/:id/buy', 'POST /v2/users', 'POST /v2/events/:id/replay',
+        'POST /admin/v1/events', 'POST /admin/v1/events/batch', 'POST /admin/v1/events/replay',
+      ].sort(),
+    );
+  });
+});
