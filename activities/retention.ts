@@ -1,12 +1,14 @@
 import type { Config } from '../src/config';
 import type { Db } from '../src/db/database';
 import type { SweepResult } from '../src/engine/contract';
-import { removeExpiredEvents } from '../src/events/retention';
+import { deleteOldReplays, removeExpiredEvents } from '../src/events/retention';
 import { deleteExpiredIdempotencyKeys } from '../src/idempotency/store';
+import { deleteEndedPortalSessions } from '../src/portal-sessions/portal-sessions';
 import { dropExpiredPayloadPartitions, keepPayloadPartitionsAhead, sweepDefaultPayloads } from '../src/events/payload-partitions';
 
 /** Rows one activity call removes, each call its own short transaction. */
 const BATCH = 1000;
+const DAY_MS = 86_400_000;
 
 interface SweepDeps {
   config: Config;
@@ -38,6 +40,9 @@ export const sweeps: Record<string, Sweep> = {
   },
   'default payloads': batched('payloads (DEFAULT partition)', ({ config, db }, now) => sweepDefaultPayloads(db, cutoff(config, now), BATCH)),
   'idempotency keys': batched('idempotency keys', ({ db }, now) => deleteExpiredIdempotencyKeys(db, { before: now, limit: BATCH })),
+  replays: batched('replays', ({ config, db }, now) => deleteOldReplays(db, { before: cutoff(config, now), limit: BATCH })),
+  // A day after they ended: a link used or expired meanwhile still gets its own page.
+  'portal sessions': batched('portal sessions', ({ db }, now) => deleteEndedPortalSessions(db, { before: new Date(now.getTime() - DAY_MS), limit: BATCH })),
 };
 
 export function createRetentionActivities(deps: SweepDeps) {

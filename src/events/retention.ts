@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { anyOf, type Db } from '../db/database';
+import { anyOf, type Db, type Executor } from '../db/database';
 import { firstIdAt } from '../ids';
 import type { EventStatus } from './tables';
 
@@ -33,4 +33,17 @@ export async function removeExpiredEvents(db: Db, cutoff: Date, limit: number): 
     await trx.deleteFrom('events').where('id', '=', anyOf(ids)).execute();
     return ids.length;
   });
+}
+
+/**
+ * Replays and recoveries made before `before` (the event retention's cutoff: their events
+ * are gone or going) that no event still carries, up to `limit`: the retention schedule's.
+ */
+export async function deleteOldReplays(db: Executor, opts: { before: Date; limit: number }): Promise<number> {
+  const result = await sql`
+    delete from replays where id = any(array(
+      select r.id from replays r
+      where r.created_at < ${opts.before} and not exists (select 1 from events e where e.replay_id = r.id)
+      limit ${opts.limit}))`.execute(db);
+  return Number(result.numAffectedRows ?? 0);
 }

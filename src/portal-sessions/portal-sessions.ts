@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Config } from '../config';
-import type { Db } from '../db/database';
+import { sql } from 'kysely';
+import type { Db, Executor } from '../db/database';
 import { isoSeconds } from '../format';
 import { newId } from '../ids';
 import { ownerOf, type Principal } from '../account/principal';
@@ -87,4 +88,11 @@ function liveSessions(db: Db) {
 function principalOf(row: Awaited<ReturnType<ReturnType<typeof liveSessions>['executeTakeFirstOrThrow']>>): PortalPrincipal {
   const { session_id: _id, session_mode, api_key_id, expires_at, ...user } = row;
   return { user, mode: session_mode, keyId: api_key_id, expiresAt: expires_at };
+}
+
+/** Portal links and sessions that ended before `before`, up to `limit`: the retention schedule's. */
+export async function deleteEndedPortalSessions(db: Executor, opts: { before: Date; limit: number }): Promise<number> {
+  const result = await sql`
+    delete from portal_sessions where id = any(array(select id from portal_sessions where expires_at < ${opts.before} limit ${opts.limit}))`.execute(db);
+  return Number(result.numAffectedRows ?? 0);
 }

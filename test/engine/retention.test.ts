@@ -102,6 +102,15 @@ describe('event retention', () => {
     const liveKeyScope = `${acct.user.id}/live`;
     await sys.db.insertInto('idempotency_keys').values([key(`${acct.user.id}/expired`, new Date(Date.now() - DAY)), key(liveKeyScope, new Date(Date.now() + DAY))]).execute();
     const keysOf = async (scope: string) => (await sys.db.selectFrom('idempotency_keys').select('scope').where('scope', '=', scope).execute()).length;
+    // So do replays older than the retention that no event carries, and portal sessions a day past their end.
+    const replay = (id: string, createdAt: Date) => ({ id, filter: '{}', matched: 0, created_at: createdAt });
+    await sys.db.insertInto('replays').values([replay(idAt('replay', removableDay), removableDay), replay(idAt('replay', new Date()), new Date())]).execute();
+    const oldReplays = () => sys.db.selectFrom('replays').select('id').where('created_at', '<', new Date(today - 30 * DAY)).execute();
+    const { id: keyId } = await sys.db.selectFrom('api_keys').select('id').where('user_id', '=', acct.user.id).executeTakeFirstOrThrow();
+    const session = (id: string, expiresAt: Date) => ({ id, token_digest: randomBytes(32), user_id: acct.user.id, mode: 'test' as const, api_key_id: keyId, expires_at: expiresAt });
+    const [endedLongAgo, endedLately] = [idAt('ps', new Date()), idAt('ps', new Date())];
+    await sys.db.insertInto('portal_sessions').values([session(endedLongAgo, new Date(Date.now() - 2 * DAY)), session(endedLately, new Date(Date.now() - 3_600_000))]).execute();
+    const sessions = async () => (await sys.db.selectFrom('portal_sessions').select('id').where('id', 'in', [endedLongAgo, endedLately]).execute()).map((r) => r.id);
 
     // The operator's command: triggers the schedule, waits for the run, prints what it did.
     const { stdout } = await promisify(execFile)(process.execPath, [path.resolve('bin/shiphook.mjs'), 'admin', 'retention', '--now'], {
@@ -115,6 +124,10 @@ describe('event retention', () => {
     expect(counts['idempotency keys']).toBeGreaterThanOrEqual(1);
     expect(await keysOf(`${acct.user.id}/expired`)).toBe(0);
     expect(await keysOf(liveKeyScope)).toBe(1);
+    expect(counts.replays).toBeGreaterThanOrEqual(1);
+    expect(await oldReplays()).toEqual([]);
+    expect((await sys.db.selectFrom('replays').select('id').where('created_at', '>', new Date(Date.now() - DAY)).execute()).length).toBeGreaterThanOrEqual(1);
+    expect(await sessions()).toEqual([endedLately]);
 
     for (const gone of [removable, failed, inDefault]) {
       expect((await call(sys, 'GET', `/events/${gone}`, { key: acct.testKey })).status).toBe(404);
