@@ -153,8 +153,9 @@ async function withShortLocks(db: Db, what: string, change: (trx: Executor) => P
     });
     return true;
   } catch (err) {
-    // Another worker starting at the same time created the same partition (its name is its range).
-    if ((err as { code?: string }).code === '42P07') return false;
+    // Another worker starting at the same time created the same partition (its name is its
+    // range): the table exists (42P07), or both inserted its catalog row at once (23505).
+    if ((err as { code?: string }).code === '42P07' || (err as { code?: string }).code === '23505') return false;
     if ((err as { code?: string }).code !== '55P03') throw err;
     log.warn(`${what}: the table was busy; the next retention run tries again`);
     return false;
