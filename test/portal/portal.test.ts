@@ -2,6 +2,7 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { healthWorkflowId } from '../../src/engine/contract';
 import { publish } from '../support/events';
 import { type Account, call, createAccount } from '../support/http';
 import { launchBrowser, type TestBrowser } from '../support/browser';
@@ -94,9 +95,17 @@ describe('webhook portal', () => {
     const eventPath = new URL(page.url()).pathname;
     await page.goto(new URL(`/portal/webhooks/${hookId}`, page.url()).toString());
     expect(await page.locator('.facts .badge').innerText()).toBe('disabled');
+    const health = (await sys.temporal()).workflow.getHandle(healthWorkflowId(hookId));
+    const healthBefore = await eventually(async () => {
+      const d = await health.describe().catch(() => undefined);
+      return d?.status.name === 'RUNNING' ? d : undefined;
+    }, 20_000, 'the health workflow to run');
     await page.getByRole('button', { name: 'Re-enable' }).click();
     await page.waitForURL(/notice=Re-enabled/);
     expect((await call(sys, 'GET', `/webhooks/${hookId}`, { key: acct.testKey })).body.disabled_at).toBeNull();
+    // As the API's re-enable: waiting for its next delivery, and a fresh run of its health workflow.
+    expect(await page.locator('.facts .badge').innerText()).toBe('waiting');
+    await eventually(async () => ((await health.describe()).runId !== healthBefore.runId ? true : undefined), 20_000, 'a fresh health workflow run');
 
     // Fixed endpoint, then replay from the event's page.
     await page.goto(new URL(eventPath, page.url()).toString());
