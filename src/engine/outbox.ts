@@ -29,7 +29,7 @@ const START_TIMEOUT_MS = 5000;
 /**
  * Longer than a batch of starts can take (they run at once, each bounded by
  * START_TIMEOUT_MS): then another dispatcher may claim them. Also how long the events
- * a killed worker had claimed wait (a second start of one is harmless: `startDelivery`).
+ * a killed worker had claimed wait (then `dispatchBatch` starts only what is still pending).
  */
 export const LEASE_MS = 15_000;
 
@@ -67,11 +67,17 @@ export function startDispatcher(opts: DispatcherOptions): { stop(): Promise<void
 
   /** Claim a batch with its pending deliveries (a lease, no lock held), start each workflow, mark the started ones dispatched. */
   async function dispatchBatch(): Promise<{ claimed: number; failed: number }> {
-    const events = await claimUndispatched(db, batchSize, LEASE_MS);
+    let events = await claimUndispatched(db, batchSize, LEASE_MS);
     if (events.length === 0) return { claimed: 0, failed: 0 };
     deliveryMetrics.claimed(events.length);
+    const claimed = events.length;
+    // An event whose deliveries are all settled was started by a dispatcher that lost its
+    // mark (it died, or the server's answer never came) and its run has delivered: a second
+    // run would have nothing to do, so none is started.
+    const settled = events.filter(alreadyDelivered);
+    events = events.filter((e) => !alreadyDelivered(e));
     const starts = await Promise.allSettled(events.map((e) => startDelivery(client, config, e, e.targets, { eager: true })));
-    const started = events.filter((_, i) => starts[i]!.status === 'fulfilled').map((e) => e.id);
+    const started = [...settled.map((e) => e.id), ...events.filter((_, i) => starts[i]!.status === 'fulfilled').map((e) => e.id)];
     const refused: { id: string; user_id: string; error: string }[] = [];
     const failed: string[] = [];
     let transientError: unknown;
@@ -88,9 +94,9 @@ export function startDispatcher(opts: DispatcherOptions): { stop(): Promise<void
     await releaseClaims(db, failed);
     await markDispatchFailed(db, refused);
     // Their marks are cleared: a replay or recovery whose last events these were has ended.
-    await endReplays(db, events.map((e) => e.replay_id)).catch((err) => log.warn('could not check whether replays ended', { error: errorText(err).slice(0, 200) }));
+    await endReplays(db, [...settled, ...events].map((e) => e.replay_id)).catch((err) => log.warn('could not check whether replays ended', { error: errorText(err).slice(0, 200) }));
     const eager = starts.filter((s) => s.status === 'fulfilled' && s.value.eager).length;
-    log.debug('dispatched', { started: started.length, eager, failed: failed.length, refused: refused.length });
+    log.debug('dispatched', { started: started.length - settled.length, settled: settled.length, eager, failed: failed.length, refused: refused.length });
     deliveryMetrics.startsFailed('transient', failed.length);
     deliveryMetrics.startsFailed('incident', refused.length);
     for (const r of refused) {
@@ -102,7 +108,7 @@ export function startDispatcher(opts: DispatcherOptions): { stop(): Promise<void
       log.info('delivery starts failed; the next pass retries them', { count: failed.length, error: errorText(transientError).slice(0, 200) });
     }
     batchSize = failed.length ? Math.max(MIN_BATCH_SIZE, Math.floor(batchSize / 2)) : Math.min(BATCH_SIZE, batchSize * 2);
-    return { claimed: events.length, failed: failed.length };
+    return { claimed, failed: failed.length };
   }
 
   /** Dispatches until nothing is left; a notification during a pass asks for another. */
@@ -203,8 +209,11 @@ export async function pendingTargets(db: Executor, eventIds: string[]): Promise<
   return byEvent;
 }
 
-/** A claimed event and the deliveries its run will attempt. */
-export type ClaimedEvent = EventToStart & { targets: DeliveryTarget[] };
+/** A claimed event, the deliveries its run will attempt, and whether it has any delivery at all. */
+export type ClaimedEvent = EventToStart & { targets: DeliveryTarget[]; has_deliveries: boolean };
+
+/** Every delivery of the event was acknowledged or gave up (a replay is started whatever its state). */
+const alreadyDelivered = (e: ClaimedEvent) => e.has_deliveries && e.targets.length === 0 && !e.replay_id;
 
 /**
  * Claims up to `limit` committed events that have no workflow yet and no live
@@ -236,13 +245,14 @@ export async function claimUndispatched(db: Executor, limit: number, leaseMs: nu
     .selectFrom('claimed as e')
     .leftJoin('event_deliveries as d', (join) => join.onRef('d.event_id', '=', 'e.id').on('d.state', '=', 'pending'))
     .select(['e.id', 'e.user_id', 'e.mode', 'e.description', 'e.status', 'e.replay_id', 'd.webhook_id', 'd.url'])
+    .select((eb) => eb.exists(eb.selectFrom('event_deliveries as any_d').select('any_d.event_id').whereRef('any_d.event_id', '=', 'e.id')).as('has_deliveries'))
     .orderBy('e.id')
     .orderBy('d.webhook_id')
     .execute();
   const claimed = new Map<string, ClaimedEvent>();
-  for (const { webhook_id, url, ...event } of rows) {
+  for (const { webhook_id, url, has_deliveries, ...event } of rows) {
     let c = claimed.get(event.id);
-    if (!c) claimed.set(event.id, (c = { ...event, targets: [] }));
+    if (!c) claimed.set(event.id, (c = { ...event, has_deliveries: Boolean(has_deliveries), targets: [] }));
     if (webhook_id !== null && url !== null) c.targets.push(deliveryTarget(webhook_id, url));
   }
   return [...claimed.values()];

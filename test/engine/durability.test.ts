@@ -107,19 +107,22 @@ describe('durability', { timeout: 180_000 }, () => {
     }
   });
 
-  it('a duplicate start is harmless: one delivery per URL recorded as completed', async () => {
+  it('a dispatcher that lost its mark of a delivered event: the next pass marks it without a second run or delivery', async () => {
     const acct = await createAccount(sys);
     const receiver = await startReceiver();
     await webhook(sys, acct.testKey, receiver.url);
     const event = await publish(sys, acct.user.id, 'test');
     await eventStatus(sys, acct.testKey, event.id, 'completed');
-    // As if a dispatcher died after the start but before its commit: the next pass starts it again.
+    const handle = (await sys.temporal()).workflow.getHandle(event.id);
+    const firstRun = (await handle.describe()).runId;
+    // As if a dispatcher died after the start but before its commit: the next pass claims it again.
     await sys.db.updateTable('events').set({ dispatched_at: null }).where('id', '=', event.id).execute();
     await eventually(async () => {
       const row = await sys.db.selectFrom('events').select('dispatched_at').where('id', '=', event.id).executeTakeFirstOrThrow();
       return row.dispatched_at ?? undefined;
-    }, 15_000, 'the dispatcher to start the event again');
-    await new Promise((r) => setTimeout(r, 1000));
+    }, 15_000, 'the dispatcher to claim the event again');
+    // Its run delivered everything: no second run (the latest run of its id is still the first).
+    expect((await handle.describe()).runId).toBe(firstRun);
     expect(receiver.deliveries).toHaveLength(1);
     const payloads = (await call(sys, 'GET', `/events/${event.id}/payloads`, { key: acct.testKey })).body.payloads;
     expect(payloads).toHaveLength(1);
