@@ -4,6 +4,8 @@ import FuzzLastSequencer from './test/support/sequencer';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    // `npm run test:cluster` (vitest.cluster.config.ts): minutes of a whole topology, not the suite's.
+    exclude: ['test/cluster/**', '**/node_modules/**'],
     globalSetup: ['test/support/global-setup.ts'],
     testTimeout: 60_000,
     hookTimeout: 120_000,
