@@ -35,13 +35,13 @@ export const CLUSTER_ENV = {
   LOG_LEVEL: 'info',
 };
 
-/** The Temporal server of the cluster: killed and started again on its own database by a scenario. */
+/** The Temporal server of the cluster (src/launcher/temporal-server.ts's shape): killed and started again on its database by a scenario. */
 export interface ClusterTemporal {
   readonly address: string;
   readonly pid: number | undefined;
-  /** Resolves with the reason if the current server exits other than by `stop()`. */
-  readonly died: Promise<string>;
+  /** Kills the server (SIGKILL by default) and waits until it is gone; its database stays. */
   kill(signal?: NodeJS.Signals): Promise<void>;
+  /** Starts it again on the same database and port, and waits until it serves. */
   start(): Promise<void>;
   stop(): Promise<void>;
 }
@@ -57,7 +57,6 @@ async function startClusterTemporal(dir: string): Promise<ClusterTemporal> {
   return {
     get address() { return current.address; },
     get pid() { return current.pid; },
-    get died() { return current.died; },
     async kill(signal = 'SIGKILL') {
       process.kill(current.pid!, signal);
       await current.died;

@@ -42,7 +42,6 @@ describe.sequential('the production topology under faults', () => {
         published: burst.acknowledged.size,
         answers: burst.answers,
         failovers: burst.failovers,
-        replayed: burst.replayed,
         recoverMs: recoveredAt === undefined ? null : recoveredAt - faultAt,
         seconds: Math.round((Date.now() - started) / 1000),
         ...more(outcome, burst),
