@@ -55,8 +55,12 @@ describe.sequential('the production topology under faults', () => {
       // The failing endpoint tells the outcomes apart: both kinds are there.
       expect(outcome.completed).toBeGreaterThan(EVENTS / 4);
       expect(outcome.failed).toBeGreaterThan(EVENTS / 4);
-      // No event started twice (two dispatchers, or a start retried after a restart).
-      expect(outcome.maxStartsPerEvent).toBe(1);
+      // Two runs of one event never overlap (one workflow id, `USE_EXISTING`). A dispatcher
+      // whose mark of a started event was lost (it died, PostgreSQL went away, the server's
+      // answer never came) leaves the event to be started again once its lease runs out:
+      // a second run, after the first ended, with only what is still pending to deliver.
+      // Never a third: the second start's mark is not lost as well.
+      expect(outcome.maxStartsPerEvent).toBeLessThanOrEqual(2);
       expect(recoveredAt, 'a delivery after the fault').toBeDefined();
       return { outcome, burst };
     } finally {
@@ -72,10 +76,13 @@ describe.sequential('the production topology under faults', () => {
         await Promise.all(victims.map((p) => p.kill()));
         return { endedAt: Date.now() };
       });
-      // A duplicate is a POST whose outcome was not recorded: the killed worker's attempts in
-      // flight, each sent again once (its activity retried elsewhere), to at most its three
-      // URLs per event. It dispatches at most a batch of events at a time; a generous bound
-      // of its events in flight is the burst's publishes in flight times the pipeline (100).
+      // The live dispatchers never both start an event: only those the killed one had
+      // claimed, at most one batch of them (the outbox's BATCH_SIZE, 100), start again.
+      expect(outcome.startedTwice).toBeLessThanOrEqual(100);
+      // A duplicate is a POST whose outcome was not recorded: the attempts the killed worker
+      // was making, each sent again once by its activity retried on a survivor, to at most
+      // three URLs per event. At a burst's pace its events in flight are a fraction of one
+      // dispatched batch (100): three times that is the bound.
       expect(outcome.duplicates).toBeLessThanOrEqual(3 * 100);
       for (const p of survivors) expect(p.alive, `${p.label} alive`).toBe(true);
     } finally {
@@ -116,7 +123,7 @@ describe.sequential('the production topology under faults', () => {
       const byApi = cluster.apis.map(() => ({ ok: 0, limited: 0 }));
       const started = Date.now();
       let n = 0;
-      await Promise.all(Array.from({ length: 6 }, async () => {
+      await Promise.all(Array.from({ length: 4 }, async () => {
         while (Date.now() - started < seconds * 1000) {
           const i = n++ % cluster.apis.length;
           const res = await call(cluster.apis[i]!.sys, 'GET', '/webhooks', { key: s.account.testKey });

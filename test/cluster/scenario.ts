@@ -122,8 +122,9 @@ export interface Outcome {
   wrongStatus: number;
   /** (event, URL) pairs that never arrived. */
   missing: number;
-  /** The most delivery workflow runs one event had (Temporal visibility, by ShiphookEventId). */
+  /** The most delivery workflow runs one event had (Temporal visibility), and how many events had more than one. */
   maxStartsPerEvent: number;
+  startedTwice: number;
 }
 
 /**
@@ -165,6 +166,7 @@ export async function settle(cluster: Cluster, s: Scenario, timeoutMs = SETTLE_T
       wrongStatus,
       missing,
       maxStartsPerEvent: 0,
+      startedTwice: 0,
     };
   };
   await until(async () => {
@@ -172,16 +174,17 @@ export async function settle(cluster: Cluster, s: Scenario, timeoutMs = SETTLE_T
     return !!outcome && outcome.events >= EVENTS && outcome.missing === 0 && outcome.wrongStatus === 0;
   }, timeoutMs, 'every event delivered and ended as its endpoints deserved').catch(() => undefined);
   outcome ??= await count();
-  return { ...outcome, maxStartsPerEvent: await maxStartsPerEvent(cluster, userId, outcome.events) };
+  const runs = await runsPerEvent(cluster, userId, outcome.events);
+  return { ...outcome, maxStartsPerEvent: Math.max(0, ...runs.values()), startedTwice: [...runs.values()].filter((n) => n > 1).length };
 }
 
 /**
- * The most delivery workflow runs started for one event of the account, from Temporal's
+ * The delivery workflow runs started for each event of the account, from Temporal's
  * visibility (every run carries ShiphookUserId, and its workflow id is its event's): two dispatchers that both started an
  * event would show as two runs of its workflow id. Visibility is written after the
  * fact: it waits until it lists a run for every event.
  */
-async function maxStartsPerEvent(cluster: Cluster, userId: string, events: number): Promise<number> {
+async function runsPerEvent(cluster: Cluster, userId: string, events: number): Promise<Map<string, number>> {
   const connection = await Connection.connect({ address: cluster.temporal.address });
   try {
     const client = new Client({ connection });
@@ -194,7 +197,7 @@ async function maxStartsPerEvent(cluster: Cluster, userId: string, events: numbe
       }
       return runs.size >= events;
     }, 60_000, 'a delivery run of every event in Temporal visibility').catch(() => undefined);
-    return Math.max(0, ...runs.values());
+    return runs;
   } finally {
     await connection.close();
   }
