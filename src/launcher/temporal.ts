@@ -1,5 +1,4 @@
-import { execFile, spawn, spawnSync } from 'node:child_process';
-import { promisify } from 'node:util';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { searchAttributes } from '../engine/contract';
@@ -8,10 +7,9 @@ import { LaunchError } from './launch-error';
 import { onPath } from './on-path';
 import { assertPortsFree, freePort, waitForPort } from './ports';
 import { ensurePythonTool, provisionedTool, type PythonTool } from './python-tool';
+import { CLI_TYPE, setNamespaceRetention } from './temporal-operator';
 
-const CLI_TYPE: Record<string, string> = {
-  TEXT: 'Text', KEYWORD: 'Keyword', INT: 'Int', DOUBLE: 'Double', BOOL: 'Bool', DATETIME: 'Datetime', KEYWORD_LIST: 'KeywordList',
-};
+export { MIN_NAMESPACE_RETENTION_MS } from './temporal-operator';
 
 const DEV_SERVER_GOGC = '400';
 /** Visibility writers of the dev server (the server's default, 512, is sized for a cluster's database). */
@@ -138,20 +136,4 @@ export async function startDevTemporal(opts: DevTemporalOptions): Promise<DevTem
     died: watched.died,
     stop: () => watched.stop(),
   };
-}
-
-/** The shortest namespace retention the server takes ("A valid retention period is not set" below it). */
-export const MIN_NAMESPACE_RETENTION_MS = 60 * 60 * 1000;
-
-/**
- * `temporal operator namespace update --retention`: the server keeps its namespaces across
- * restarts (with a db file), so every start sets it. An event retention shorter than the
- * server's minimum (a soak's minutes) keeps histories for that minimum.
- */
-async function setNamespaceRetention(cli: string, address: string, retentionMs: number): Promise<void> {
-  const seconds = Math.ceil(Math.max(retentionMs, MIN_NAMESPACE_RETENTION_MS) / 1000);
-  const args = ['operator', 'namespace', 'update', '--address', address, '--namespace', 'default', '--retention', `${seconds}s`];
-  await promisify(execFile)(cli, args, { encoding: 'utf8' }).catch((err: { stderr?: string; message: string }) => {
-    throw new LaunchError(`could not set the Temporal namespace's retention: ${(err.stderr || err.message).trim().split('\n').slice(-1)[0]}`);
-  });
 }

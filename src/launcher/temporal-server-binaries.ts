@@ -1,0 +1,113 @@
+import { spawn } from 'node:child_process';
+import { existsSync, promises as fs } from 'node:fs';
+import path from 'node:path';
+import { stderrTail } from './child';
+import { LaunchError } from './launch-error';
+import { onPath } from './on-path';
+import { TOOLS_DIR } from './python-tool';
+
+/**
+ * The Temporal server (not the dev server) and its schema tool, pinned. v1.32.0 is the
+ * newest whose go.mod asks for no newer Go than the project's machines have (1.26.8); a
+ * newer pin would make `go install` want a toolchain download, which is not allowed.
+ * docker-compose.yml runs the same version (temporalio/server, temporalio/admin-tools).
+ */
+export const TEMPORAL_SERVER_VERSION = '1.32.0';
+
+const MODULE = 'go.temporal.io/server';
+/** What `go install` names them (the last element of the package path) → what the images name them. */
+const BUILT = { server: { from: 'server', to: 'temporal-server' }, sqlTool: { from: 'sql', to: 'temporal-sql-tool' } } as const;
+
+export interface TemporalServerBinaries {
+  server: string;
+  /** `temporal-sql-tool`: creates the databases and applies the versioned schema. */
+  sqlTool: string;
+}
+
+export interface TemporalServerBinariesOptions {
+  /** TEMPORAL_SERVER_PATH and TEMPORAL_SQL_TOOL_PATH are read from it, and `go` is looked for on its PATH. */
+  env?: NodeJS.ProcessEnv;
+  /** The project's tool cache (tests move it). */
+  toolsDir?: string;
+}
+
+const HELP = `The cluster test runs a real Temporal server (v${TEMPORAL_SERVER_VERSION}), built once from the Go module proxy. Either:
+  - install Go ${'>='} 1.26.8 (https://go.dev/dl/) and run again: the server is built into the project's tool cache (a few minutes, once), or
+  - set TEMPORAL_SERVER_PATH to a temporal-server binary of v${TEMPORAL_SERVER_VERSION} (and TEMPORAL_SQL_TOOL_PATH to its temporal-sql-tool, unless it lies beside it).`;
+
+/** Where the built binaries are kept (whether or not they are there yet). */
+export function temporalServerCacheDir(toolsDir = TOOLS_DIR): string {
+  return path.join(toolsDir, `temporal-server-${TEMPORAL_SERVER_VERSION}`);
+}
+
+/**
+ * The server and schema tool: TEMPORAL_SERVER_PATH (with TEMPORAL_SQL_TOOL_PATH, or the
+ * tool beside the server), then the project's tool cache, which is built now with Go if it
+ * is not there yet (one progress line on stderr). Two processes building at once each build
+ * into their own folder and rename it into place: neither sees half a build.
+ */
+export async function temporalServerBinaries(opts: TemporalServerBinariesOptions = {}): Promise<TemporalServerBinaries> {
+  const env = opts.env ?? process.env;
+  if (env.TEMPORAL_SERVER_PATH) return explicitBinaries(env.TEMPORAL_SERVER_PATH, env.TEMPORAL_SQL_TOOL_PATH);
+  const dir = temporalServerCacheDir(opts.toolsDir);
+  const cached = cachedBinaries(dir);
+  if (cached) return cached;
+  const go = onPath('go', env);
+  if (!go) throw new LaunchError(`Go is needed to build the Temporal server, and \`go\` is not on PATH.\n${HELP}`);
+  await build(go, dir, env);
+  const built = cachedBinaries(dir);
+  if (!built) throw new LaunchError(`go install left no ${BUILT.server.from} and ${BUILT.sqlTool.from} in ${dir}.\n${HELP}`);
+  return built;
+}
+
+function cachedBinaries(dir: string): TemporalServerBinaries | undefined {
+  const server = path.join(dir, 'bin', BUILT.server.to);
+  const sqlTool = path.join(dir, 'bin', BUILT.sqlTool.to);
+  return existsSync(server) && existsSync(sqlTool) ? { server, sqlTool } : undefined;
+}
+
+function explicitBinaries(server: string, sqlToolPath: string | undefined): TemporalServerBinaries {
+  if (!existsSync(server)) throw new LaunchError(`TEMPORAL_SERVER_PATH is ${server}, and there is no file there.\n${HELP}`);
+  if (sqlToolPath) {
+    if (!existsSync(sqlToolPath)) throw new LaunchError(`TEMPORAL_SQL_TOOL_PATH is ${sqlToolPath}, and there is no file there.\n${HELP}`);
+    return { server, sqlTool: sqlToolPath };
+  }
+  const beside = [BUILT.sqlTool.to, BUILT.sqlTool.from].map((name) => path.join(path.dirname(server), name)).find((p) => existsSync(p));
+  if (!beside) throw new LaunchError(`there is no ${BUILT.sqlTool.to} (or ${BUILT.sqlTool.from}) beside TEMPORAL_SERVER_PATH (${server}): set TEMPORAL_SQL_TOOL_PATH to it.\n${HELP}`);
+  return { server, sqlTool: beside };
+}
+
+/** `go install` of both commands into a folder of this process's own, renamed into `dir` once complete. */
+async function build(go: string, dir: string, env: NodeJS.ProcessEnv): Promise<void> {
+  const staging = `${dir}.partial-${process.pid}`;
+  await fs.rm(staging, { recursive: true, force: true });
+  await fs.mkdir(path.join(staging, 'bin'), { recursive: true });
+  process.stderr.write(`shiphook: building the Temporal server v${TEMPORAL_SERVER_VERSION} with ${go} from the Go module proxy into ${path.relative(process.cwd(), dir) || dir} (once; it takes minutes)…\n`);
+  const started = Date.now();
+  try {
+    const packages = [`${MODULE}/cmd/server@v${TEMPORAL_SERVER_VERSION}`, `${MODULE}/cmd/tools/sql@v${TEMPORAL_SERVER_VERSION}`];
+    // GOTOOLCHAIN=local: the installed Go builds it or says why not; it never fetches another Go.
+    await run(go, ['install', ...packages], { ...env, GOBIN: path.join(staging, 'bin'), GOTOOLCHAIN: 'local' });
+    for (const { from, to } of Object.values(BUILT)) await fs.rename(path.join(staging, 'bin', from), path.join(staging, 'bin', to));
+    await fs.rename(staging, dir).catch(async (err: NodeJS.ErrnoException) => {
+      // Another process finished first: its build is as good as ours.
+      if (!cachedBinaries(dir)) throw err;
+    });
+    process.stderr.write(`shiphook: built the Temporal server in ${Math.round((Date.now() - started) / 1000)} s\n`);
+  } finally {
+    await fs.rm(staging, { recursive: true, force: true });
+  }
+}
+
+function run(command: string, args: string[], env: NodeJS.ProcessEnv): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { env, stdio: ['ignore', 'ignore', 'pipe'] });
+    const stderr = stderrTail(child, 4000);
+    child.once('error', (err) => reject(new LaunchError(`could not run ${command}: ${err.message}\n${HELP}`)));
+    child.once('exit', (code) => {
+      if (code === 0) return resolve();
+      const why = stderr.text().trim().split('\n').slice(-4).join('\n');
+      reject(new LaunchError(`building the Temporal server failed (go install exited ${code}):\n${why}\n${HELP}`));
+    });
+  });
+}

@@ -1,0 +1,111 @@
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Connection } from '@temporalio/client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { searchAttributes } from '../../src/engine/contract';
+import { LaunchError } from '../../src/launcher/launch-error';
+import { findTemporalCli } from '../../src/launcher/temporal';
+import { listSearchAttributes } from '../../src/launcher/temporal-operator';
+import { HISTORY_SHARDS, startTemporalServer, type TemporalServer } from '../../src/launcher/temporal-server';
+import { TEMPORAL_SERVER_VERSION, temporalServerBinaries, temporalServerCacheDir } from '../../src/launcher/temporal-server-binaries';
+
+const scratch = mkdtempSync(path.join(tmpdir(), 'shiphook-temporal-server-'));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+/** A folder with these executables in it (empty scripts: what matters is where they are). */
+function folderWith(dir: string, names: string[]): string {
+  mkdirSync(dir, { recursive: true });
+  for (const name of names) {
+    writeFileSync(path.join(dir, name), '#!/bin/sh\n');
+    chmodSync(path.join(dir, name), 0o755);
+  }
+  return dir;
+}
+
+describe('where the server binaries come from', () => {
+  const noGo = { PATH: folderWith(path.join(scratch, 'path-without-go'), []) };
+
+  it('without Go and without TEMPORAL_SERVER_PATH, says what to install or set', async () => {
+    const failure = temporalServerBinaries({ env: noGo, toolsDir: path.join(scratch, 'empty-tools') });
+    await expect(failure).rejects.toBeInstanceOf(LaunchError);
+    await expect(failure).rejects.toThrow(/Go is needed[\s\S]*install Go[\s\S]*TEMPORAL_SERVER_PATH/);
+  });
+
+  it('uses the tool cache when the build is there (no Go needed)', async () => {
+    const toolsDir = path.join(scratch, 'tools');
+    const bin = folderWith(path.join(temporalServerCacheDir(toolsDir), 'bin'), ['temporal-server', 'temporal-sql-tool']);
+    expect(temporalServerCacheDir(toolsDir)).toContain(`temporal-server-${TEMPORAL_SERVER_VERSION}`);
+    await expect(temporalServerBinaries({ env: noGo, toolsDir })).resolves.toEqual({
+      server: path.join(bin, 'temporal-server'),
+      sqlTool: path.join(bin, 'temporal-sql-tool'),
+    });
+  });
+
+  it('takes TEMPORAL_SERVER_PATH, with the schema tool beside it as `go install` names it', async () => {
+    const bin = folderWith(path.join(scratch, 'go-bin'), ['server', 'sql']);
+    const env = { ...noGo, TEMPORAL_SERVER_PATH: path.join(bin, 'server') };
+    await expect(temporalServerBinaries({ env, toolsDir: path.join(scratch, 'empty-tools') })).resolves.toEqual({
+      server: path.join(bin, 'server'),
+      sqlTool: path.join(bin, 'sql'),
+    });
+  });
+
+  it('says which variable to set when the schema tool is not beside TEMPORAL_SERVER_PATH', async () => {
+    const bin = folderWith(path.join(scratch, 'lonely-bin'), ['temporal-server']);
+    const env = { ...noGo, TEMPORAL_SERVER_PATH: path.join(bin, 'temporal-server') };
+    await expect(temporalServerBinaries({ env, toolsDir: path.join(scratch, 'empty-tools') })).rejects.toThrow(/TEMPORAL_SQL_TOOL_PATH/);
+  });
+});
+
+describe('a real Temporal server on its own PostgreSQL', () => {
+  let server: TemporalServer;
+  let connection: Connection;
+  const cli = findTemporalCli(process.env.TEMPORAL_CLI_PATH);
+
+  // The first run on a machine builds the server from the Go module proxy: minutes, once.
+  beforeAll(async () => {
+    await temporalServerBinaries();
+    server = await startTemporalServer({ dataDir: path.join(scratch, 'server'), cliPath: cli, namespaceRetentionMs: 24 * 3600_000 });
+    connection = await Connection.connect({ address: server.address });
+  }, 30 * 60_000);
+  afterAll(async () => {
+    await connection?.close();
+    await server?.stop();
+  }, 60_000);
+
+  async function namespaceAndAttributes() {
+    const described = await connection.workflowService.describeNamespace({ namespace: 'default' });
+    return { retentionS: Number(described.config?.workflowExecutionRetentionTtl?.seconds), attributes: await listSearchAttributes(cli, server.address) };
+  }
+  const contractAttributes = Object.fromEntries(searchAttributes.map((a) => [a.name, a.type]));
+
+  it(`has ${HISTORY_SHARDS} history shards, the namespace default and every search attribute of the contract`, async () => {
+    const info = await connection.workflowService.getClusterInfo({});
+    expect(info.historyShardCount).toBe(HISTORY_SHARDS);
+    expect(info.persistenceStore).toMatch(/postgres/);
+    const { retentionS, attributes } = await namespaceAndAttributes();
+    expect(retentionS).toBe(24 * 3600);
+    expect(attributes).toMatchObject(contractAttributes);
+  });
+
+  it('killed and started again on its database, keeps its namespace and search attributes', async () => {
+    const before = server.pid!;
+    await server.kill('SIGKILL');
+    expect(() => process.kill(before, 0)).toThrow();
+    await server.start();
+    expect(server.pid).not.toBe(before);
+    const { retentionS, attributes } = await namespaceAndAttributes();
+    expect(retentionS).toBe(24 * 3600);
+    expect(attributes).toMatchObject(contractAttributes);
+    // kill() was asked for: not a death.
+    await expect(Promise.race([server.died, Promise.resolve('alive')])).resolves.toBe('alive');
+  });
+
+  it('reports a death nobody asked for, and starts again after it', async () => {
+    process.kill(server.pid!, 'SIGKILL');
+    await expect(server.died).resolves.toMatch(/the Temporal server exited \(SIGKILL\)/);
+    await server.start();
+    expect((await connection.workflowService.getClusterInfo({})).historyShardCount).toBe(HISTORY_SHARDS);
+  });
+});
