@@ -7,7 +7,7 @@ import { type ShiphookChild, startShiphookChild } from '../../src/launcher/child
 import { freePort } from '../../src/launcher/ports';
 import { type EmbeddedDatabase, startEmbeddedPostgres } from '../../src/launcher/postgres';
 import { shiphookProcessEnv } from '../../src/launcher/process-env';
-import { startDevTemporal } from '../../src/launcher/temporal';
+import { startTemporalServer, type TemporalServer } from '../../src/launcher/temporal-server';
 import { createDb, type Db } from '../../src/db/database';
 import { workflowBundleFile } from '../support/isolated';
 import type { TestSystem } from '../support/system';
@@ -35,36 +35,11 @@ export const CLUSTER_ENV = {
   LOG_LEVEL: 'info',
 };
 
-/** The Temporal server of the cluster (src/launcher/temporal-server.ts's shape): killed and started again on its database by a scenario. */
-export interface ClusterTemporal {
-  readonly address: string;
-  readonly pid: number | undefined;
-  /** Kills the server (SIGKILL by default) and waits until it is gone; its database stays. */
-  kill(signal?: NodeJS.Signals): Promise<void>;
-  /** Starts it again on the same database and port, and waits until it serves. */
-  start(): Promise<void>;
-  stop(): Promise<void>;
-}
+/** The Temporal server of the cluster: killed and started again on its database by a scenario. */
+export type ClusterTemporal = TemporalServer;
 
-/**
- * The one line that chooses the server. Until the real server's launcher lands, the dev
- * server with a database file stands in (killed and started again on that file).
- */
-async function startClusterTemporal(dir: string): Promise<ClusterTemporal> {
-  const port = await freePort();
-  const launch = () => startDevTemporal({ port, dbFile: path.join(dir, 'temporal.db'), ui: false });
-  let current = await launch();
-  return {
-    get address() { return current.address; },
-    get pid() { return current.pid; },
-    async kill(signal = 'SIGKILL') {
-      process.kill(current.pid!, signal);
-      await current.died;
-    },
-    async start() { current = await launch(); },
-    stop: () => current.stop(),
-  };
-}
+/** The real server (src/launcher/temporal-server.ts) on a PostgreSQL of its own, its log beside the processes'. */
+const startClusterTemporal = (dir: string, logDir: string): Promise<ClusterTemporal> => startTemporalServer({ dataDir: dir, logFile: path.join(logDir, 'temporal.log') });
 
 /** shiphook's PostgreSQL, stopped and started again on its data by a scenario. */
 export interface ClusterPostgres {
@@ -134,7 +109,7 @@ export async function startCluster(): Promise<Cluster> {
     if (!process.env.SHIPHOOK_KEEP_TEST_LOGS) rmSync(dir, { recursive: true, force: true });
   };
   try {
-    const [postgres, temporal] = await Promise.all([startClusterPostgres(dir), startClusterTemporal(dir)]);
+    const [postgres, temporal] = await Promise.all([startClusterPostgres(dir), startClusterTemporal(dir, logDir)]);
     stops.push(() => postgres.stop(), () => temporal.stop());
     await promisify(execFile)(process.execPath, [CLI, SERVICES.migrate.command], { env: { ...process.env, DATABASE_URL: postgres.url } });
     const db = createDb(postgres.url, 4);

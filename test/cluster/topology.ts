@@ -1,5 +1,6 @@
 import type { WorkerRole } from '../../src/config';
 import { searchAttributes } from '../../src/engine/contract';
+import { CLI_TYPE } from '../../src/launcher/temporal-operator';
 
 /**
  * The production topology as docker-compose.yml describes it, in the one place the
@@ -36,14 +37,8 @@ export type SharedEnv = Record<(typeof SHARED_ENV_NAMES)[number], string>;
 /** What a worker service adds to the shared environment (compose: `SHIPHOOK_WORKER_ROLE`). */
 export const ROLE_ENV = 'SHIPHOOK_WORKER_ROLE';
 
-/** The Temporal server's dynamic config: the file compose mounts, read by path. */
-export const DYNAMIC_CONFIG_FILE = 'deploy/temporal/dynamicconfig/shiphook.yaml';
-
-/** History shards of the Temporal server (compose: NUM_HISTORY_SHARDS). */
-export const HISTORY_SHARDS = 4;
-
-/** The temporal CLI's name of each search attribute type (`--type Keyword`). */
-const cliType = (type: string) => type.toLowerCase().replace(/(^|_)([a-z])/g, (_m, _s, c: string) => c.toUpperCase());
+/** The Temporal server's dynamic config file (compose mounts it) and history shards: its launcher's. */
+export { DYNAMIC_CONFIG_FILE, HISTORY_SHARDS } from '../../src/launcher/temporal-server';
 
 /** shiphook's search attributes as compose's `temporal operator search-attribute create` registers them. */
-export const SEARCH_ATTRIBUTES: { name: string; type: string }[] = searchAttributes.map((a) => ({ name: a.name, type: cliType(a.type) }));
+export const SEARCH_ATTRIBUTES: { name: string; type: string }[] = searchAttributes.map((a) => ({ name: a.name, type: CLI_TYPE[a.type]! }));
