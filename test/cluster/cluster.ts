@@ -109,8 +109,9 @@ export async function startCluster(): Promise<Cluster> {
     if (!process.env.SHIPHOOK_KEEP_TEST_LOGS) rmSync(dir, { recursive: true, force: true });
   };
   try {
-    const [postgres, temporal] = await Promise.all([startClusterPostgres(dir), startClusterTemporal(dir, logDir)]);
-    stops.push(() => postgres.stop(), () => temporal.stop());
+    // Each stopped by `close` as soon as it started, whether or not the other did.
+    const started = <T extends { stop(): Promise<void> }>(service: T) => (stops.push(() => service.stop()), service);
+    const [postgres, temporal] = await Promise.all([startClusterPostgres(dir).then(started), startClusterTemporal(dir, logDir).then(started)]);
     await promisify(execFile)(process.execPath, [CLI, SERVICES.migrate.command], { env: { ...process.env, DATABASE_URL: postgres.url } });
     const db = createDb(postgres.url, 4);
     stops.push(() => db.destroy());
