@@ -66,17 +66,29 @@ export async function ensureNamespace(cli: string, address: string, retentionMs:
   await temporalCli(cli, args, 'create the Temporal namespace default');
 }
 
+/** How long a namespace just created may take to reach the frontend's namespace cache (refreshed every few seconds). */
+const NAMESPACE_KNOWN_TIMEOUT_MS = 60_000;
+
 /**
- * `temporal operator search-attribute create` for the contract's attributes, one call per
- * type (the CLI takes several names of one type). Registering an attribute that exists with
- * the same type succeeds, so every start registers them all.
+ * `temporal operator search-attribute create` for each of the contract's attributes (one
+ * call each: given several names, the CLI registers only the first). Registering an
+ * attribute that exists changes nothing, so every start registers them all. A namespace
+ * just created is "not found" by the frontend until its namespace cache refreshes: tried
+ * again until it is known, so that clients started after this find it too.
  */
 export async function registerSearchAttributes(cli: string, address: string): Promise<void> {
-  const byType = new Map<string, string[]>();
-  for (const attr of searchAttributes) byType.set(CLI_TYPE[attr.type]!, [...(byType.get(CLI_TYPE[attr.type]!) ?? []), attr.name]);
-  for (const [type, names] of byType) {
-    const args = ['operator', 'search-attribute', 'create', '--address', address, '--namespace', NAMESPACE, ...names.flatMap((n) => ['--name', n]), '--type', type];
-    await temporalCli(cli, args, `register the search attributes ${names.join(', ')}`);
+  const deadline = Date.now() + NAMESPACE_KNOWN_TIMEOUT_MS;
+  for (const attr of searchAttributes) {
+    const args = ['operator', 'search-attribute', 'create', '--address', address, '--namespace', NAMESPACE, '--name', attr.name, '--type', CLI_TYPE[attr.type]!];
+    for (;;) {
+      try {
+        await temporalCli(cli, args, `register the search attribute ${attr.name}`);
+        break;
+      } catch (err) {
+        if (!/not found/i.test((err as Error).message) || Date.now() > deadline) throw err;
+        await new Promise((r) => setTimeout(r, 1000));
+      }
+    }
   }
 }
 

@@ -43,10 +43,11 @@ describe('docker-compose', () => {
     expect(duration(anchor![1]!)).toBe(loadConfig({}).eventRetentionMs);
 
     expect(block('x-shiphook-env: &shiphook-env')).toContain('  SHIPHOOK_EVENT_RETENTION: *event-retention');
-    expect(block('  temporal:')).toContain('      DEFAULT_NAMESPACE_RETENTION: *event-retention');
-    // auto-setup applies its variable only when it creates the namespace: the setup step sets it on every start.
+    // The setup step creates the namespace with it, or sets it on every start.
     const setup = block('  temporal-search-attributes:');
     expect(setup).toContain('      NAMESPACE_RETENTION: *event-retention');
-    expect(setup.join('\n')).toMatch(/temporal operator namespace update --address temporal:7233 --namespace default --retention "\$\$NAMESPACE_RETENTION" &&/);
+    for (const command of ['create', 'update']) {
+      expect(setup.join('\n')).toContain(`temporal operator namespace ${command} --address temporal:7233 --namespace default --retention "$$NAMESPACE_RETENTION";`);
+    }
   });
 });
