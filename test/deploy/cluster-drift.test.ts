@@ -20,9 +20,6 @@ interface Service {
 // Merge keys (`<<: *shiphook-env`) resolved as compose resolves them.
 const compose = () => parse(readFileSync('docker-compose.yml', 'utf8'), { merge: true }) as { 'x-shiphook-env': Record<string, string>; services: Record<string, Service> };
 
-/** Auto-setup's history shards when NUM_HISTORY_SHARDS is not given (its docker/auto-setup.sh). */
-const AUTO_SETUP_SHARDS = 4;
-
 describe('docker-compose.yml and the cluster test', () => {
   it("run the same shiphook services: each role's command and worker role", () => {
     const { services } = compose();
@@ -55,7 +52,7 @@ describe('docker-compose.yml and the cluster test', () => {
     const onHost = path.normalize(path.join(mount![0]!, path.posix.relative(mount![1]!, inContainer)));
     expect(path.resolve(onHost)).toBe(path.resolve(DYNAMIC_CONFIG_FILE));
     expect(existsSync(DYNAMIC_CONFIG_FILE)).toBe(true);
-    expect(Number(env.NUM_HISTORY_SHARDS ?? AUTO_SETUP_SHARDS)).toBe(HISTORY_SHARDS);
+    expect(Number(env.NUM_HISTORY_SHARDS)).toBe(HISTORY_SHARDS);
   });
 
   it("register the same search attributes, those of src/engine/contract.ts", () => {
