@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { existsSync, promises as fs } from 'node:fs';
 import path from 'node:path';
 import { stderrTail } from './child';
@@ -77,10 +78,10 @@ function explicitBinaries(server: string, sqlToolPath: string | undefined): Temp
   return { server, sqlTool: beside };
 }
 
-/** `go install` of both commands into a folder of this process's own, renamed into `dir` once complete. */
+/** `go install` of both commands into a folder of its own, renamed into `dir` once complete. */
 async function build(go: string, dir: string, env: NodeJS.ProcessEnv): Promise<void> {
-  const staging = `${dir}.partial-${process.pid}`;
-  await fs.rm(staging, { recursive: true, force: true });
+  // Its own folder even beside another build of this process.
+  const staging = `${dir}.partial-${process.pid}-${randomUUID().slice(0, 8)}`;
   await fs.mkdir(path.join(staging, 'bin'), { recursive: true });
   process.stderr.write(`shiphook: building the Temporal server v${TEMPORAL_SERVER_VERSION} with ${go} from the Go module proxy into ${path.relative(process.cwd(), dir) || dir} (once; it takes minutes)…\n`);
   const started = Date.now();
