@@ -1,9 +1,11 @@
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
 import FuzzLastSequencer from './test/support/sequencer';
 
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    // `npm run test:cluster` (vitest.cluster.config.ts): minutes of a whole topology, not the suite's.
+    exclude: [...configDefaults.exclude, 'test/cluster/**'],
     globalSetup: ['test/support/global-setup.ts'],
     testTimeout: 60_000,
     hookTimeout: 120_000,

@@ -1,0 +1,44 @@
+import type { WorkerRole } from '../../src/config';
+import { searchAttributes } from '../../src/engine/contract';
+import { CLI_TYPE } from '../../src/launcher/temporal-operator';
+
+/**
+ * The production topology as docker-compose.yml describes it, in the one place the
+ * cluster test (test/cluster/cluster.ts) starts it from and the drift test
+ * (test/deploy/cluster-drift.test.ts) holds compose to: a change to either that the
+ * other does not follow fails `npm test`.
+ */
+
+/** shiphook's services, by compose service name: what each runs, as how many processes here. */
+export const SERVICES = {
+  migrate: { command: 'migrate', replicas: 1 },
+  api: { command: 'api', replicas: 2 },
+  worker: { command: 'worker', role: 'deliveries', replicas: 2 },
+  'worker-retries': { command: 'worker', role: 'retries', replicas: 1 },
+} as const satisfies Record<string, { command: 'migrate' | 'api' | 'worker'; role?: WorkerRole; replicas: number }>;
+
+export type ServiceName = keyof typeof SERVICES;
+
+/** The environment every shiphook service gets (compose's `x-shiphook-env`), by name. */
+export const SHARED_ENV_NAMES = [
+  'DATABASE_URL',
+  'TEMPORAL_ADDRESS',
+  'TEMPORAL_NAMESPACE',
+  'SHIPHOOK_ADMIN_TOKEN',
+  'HOST',
+  'PORT',
+  'SHIPHOOK_WORKER_HTTP_HOST',
+  'SHIPHOOK_WORKER_HTTP_PORT',
+  'SHIPHOOK_EVENT_RETENTION',
+] as const;
+
+export type SharedEnv = Record<(typeof SHARED_ENV_NAMES)[number], string>;
+
+/** What a worker service adds to the shared environment (compose: `SHIPHOOK_WORKER_ROLE`). */
+export const ROLE_ENV = 'SHIPHOOK_WORKER_ROLE';
+
+/** The Temporal server's dynamic config file (compose mounts it) and history shards: its launcher's. */
+export { DYNAMIC_CONFIG_FILE, HISTORY_SHARDS } from '../../src/launcher/temporal-server';
+
+/** shiphook's search attributes as compose's `temporal operator search-attribute create` registers them. */
+export const SEARCH_ATTRIBUTES: { name: string; type: string }[] = searchAttributes.map((a) => ({ name: a.name, type: CLI_TYPE[a.type]! }));

@@ -1,0 +1,72 @@
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { DYNAMIC_CONFIG_FILE, HISTORY_SHARDS, ROLE_ENV, SEARCH_ATTRIBUTES, SERVICES, SHARED_ENV_NAMES } from '../cluster/topology';
+
+/**
+ * docker-compose.yml and the cluster test (`npm run test:cluster`, test/cluster/topology.ts)
+ * describe the same production topology: this fails when one changes and the other does not.
+ */
+
+interface Service {
+  build?: unknown;
+  command?: string[] | string;
+  entrypoint?: string[] | string;
+  environment?: Record<string, string>;
+  volumes?: string[];
+}
+
+// Merge keys (`<<: *shiphook-env`) resolved as compose resolves them.
+const compose = () => parse(readFileSync('docker-compose.yml', 'utf8'), { merge: true }) as { 'x-shiphook-env': Record<string, string>; services: Record<string, Service> };
+
+describe('docker-compose.yml and the cluster test', () => {
+  it("run the same shiphook services: each role's command and worker role", () => {
+    const { services } = compose();
+    // The services built from this repository are shiphook's.
+    const shiphook = Object.keys(services).filter((name) => services[name]!.build !== undefined).sort();
+    expect(shiphook).toEqual(Object.keys(SERVICES).sort());
+    for (const [name, spec] of Object.entries(SERVICES)) {
+      expect(services[name]!.command, name).toEqual([spec.command]);
+      expect(services[name]!.environment?.[ROLE_ENV], name).toBe('role' in spec ? spec.role : undefined);
+    }
+  });
+
+  it('give every shiphook service the same environment variable names', () => {
+    const { services, 'x-shiphook-env': shared } = compose();
+    expect(Object.keys(shared).sort()).toEqual([...SHARED_ENV_NAMES].sort());
+    for (const [name, spec] of Object.entries(SERVICES)) {
+      const names = Object.keys(services[name]!.environment ?? {}).sort();
+      expect(names, name).toEqual([...SHARED_ENV_NAMES, ...('role' in spec ? [ROLE_ENV] : [])].sort());
+    }
+  });
+
+  it("run the Temporal server with the same dynamic config file and as many history shards", () => {
+    const { services } = compose();
+    const temporal = services.temporal!;
+    const env = temporal.environment ?? {};
+    // The file the server is told to read, found on the host through the folder mounted there.
+    const inContainer = path.posix.join('/etc/temporal', env.DYNAMIC_CONFIG_FILE_PATH ?? '');
+    const mount = (temporal.volumes ?? []).map((v) => v.split(':')).find(([, target]) => target && inContainer.startsWith(`${target}/`));
+    expect(mount, `a volume holding ${inContainer}`).toBeDefined();
+    const onHost = path.normalize(path.join(mount![0]!, path.posix.relative(mount![1]!, inContainer)));
+    expect(path.resolve(onHost)).toBe(path.resolve(DYNAMIC_CONFIG_FILE));
+    expect(existsSync(DYNAMIC_CONFIG_FILE)).toBe(true);
+    expect(Number(env.NUM_HISTORY_SHARDS)).toBe(HISTORY_SHARDS);
+  });
+
+  it("register the same search attributes, those of src/engine/contract.ts", () => {
+    const { services } = compose();
+    const script = [services['temporal-search-attributes']!.command].flat().join('\n');
+    const registered: { name: string; type: string }[] = [];
+    // `for a in A B C; do … --name $$a --type Keyword …; done`
+    for (const loop of script.matchAll(/for (\w+) in ([\w ]+?);\s*do([\s\S]*?)done/g)) {
+      const type = new RegExp(`--name \\$\\$${loop[1]} --type (\\w+)`).exec(loop[3]!)?.[1];
+      for (const name of loop[2]!.trim().split(/\s+/)) registered.push({ name, type: type ?? '(none)' });
+    }
+    // `… --name ShiphookWebhookUrls --type KeywordList`
+    for (const one of script.matchAll(/--name (\w+) --type (\w+)/g)) registered.push({ name: one[1]!, type: one[2]! });
+    const byName = (a: { name: string }, b: { name: string }) => a.name.localeCompare(b.name);
+    expect(registered.sort(byName)).toEqual([...SEARCH_ATTRIBUTES].sort(byName));
+  });
+});
