@@ -55,12 +55,12 @@ describe.sequential('the production topology under faults', () => {
       // The failing endpoint tells the outcomes apart: both kinds are there.
       expect(outcome.completed).toBeGreaterThan(EVENTS / 4);
       expect(outcome.failed).toBeGreaterThan(EVENTS / 4);
-      // Two runs of one event never overlap (one workflow id, `USE_EXISTING`). A dispatcher
-      // whose mark of a started event was lost (it died, PostgreSQL went away, the server's
-      // answer never came) leaves the event to be started again once its lease runs out:
-      // a second run, after the first ended, with only what is still pending to deliver.
-      // Never a third: the second start's mark is not lost as well.
-      expect(outcome.maxStartsPerEvent).toBeLessThanOrEqual(2);
+      // One run per event. Two never overlap (one workflow id, `USE_EXISTING`), and a
+      // dispatcher whose mark of a started event was lost (it died, PostgreSQL went away,
+      // the server's answer never came) leaves the event to be claimed again once its lease
+      // runs out: by then its run is still going (and is reused) or has settled every
+      // delivery (and the event is only marked).
+      expect(outcome.maxStartsPerEvent).toBe(1);
       expect(recoveredAt, 'a delivery after the fault').toBeDefined();
       return { outcome, burst };
     } finally {
@@ -76,9 +76,6 @@ describe.sequential('the production topology under faults', () => {
         await Promise.all(victims.map((p) => p.kill()));
         return { endedAt: Date.now() };
       });
-      // The live dispatchers never both start an event: only those the killed one had
-      // claimed, at most one batch of them (the outbox's BATCH_SIZE, 100), start again.
-      expect(outcome.startedTwice).toBeLessThanOrEqual(100);
       // A duplicate is a POST whose outcome was not recorded: the attempts the killed worker
       // was making, each sent again once by its activity retried on a survivor, to at most
       // three URLs per event. At a burst's pace its events in flight are a fraction of one
