@@ -14,6 +14,12 @@ const CLI_TYPE: Record<string, string> = {
 };
 
 const DEV_SERVER_GOGC = '400';
+/**
+ * A soft bound on the dev server's Go heap: under it the collector runs at GOGC=400 (less CPU
+ * per event), near it the collector runs sooner instead of letting the heap grow to five times
+ * what is live. Go counts only its own heap here, not SQLite's pages (docs/performance.md).
+ */
+const DEV_SERVER_GOMEMLIMIT = '256MiB';
 /** Visibility writers of the dev server (the server's default, 512, is sized for a cluster's database). */
 const DEV_SERVER_VISIBILITY_WORKERS = 4;
 /**
@@ -112,8 +118,10 @@ export async function startDevTemporal(opts: DevTemporalOptions): Promise<DevTem
   // history back from SQLite (docs/performance.md).
   args.push('--dynamic-config-value', `history.eventsCacheMaxSizeBytes=${DEV_SERVER_EVENTS_CACHE_BYTES}`);
   // Go's collector at 400% instead of 100%: less of the dev server's CPU per delivered
-  // event for more memory (docs/performance.md). An explicit GOGC wins.
-  const child = spawn(cli, args, { detached: true, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, GOGC: process.env.GOGC ?? DEV_SERVER_GOGC } });
+  // event for more memory, within a bound (docs/performance.md). An explicit GOGC or
+  // GOMEMLIMIT wins.
+  const goEnv = { GOGC: process.env.GOGC ?? DEV_SERVER_GOGC, GOMEMLIMIT: process.env.GOMEMLIMIT ?? DEV_SERVER_GOMEMLIMIT };
+  const child = spawn(cli, args, { detached: true, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, ...goEnv } });
   const stderr = stderrTail(child, 4000);
   const lastWords = () => stderr.text().trim().split('\n').slice(-2).join(' ');
   const exited = new Promise<never>((_, reject) => {
