@@ -69,6 +69,11 @@ export interface DevTemporalOptions {
   cliPath?: string;
   /** Keeps workflow state across restarts; in memory without it. */
   dbFile?: string;
+  /**
+   * Each commit to `dbFile` synced to disk before it is acknowledged (default). Off where
+   * the data is thrown away anyway (the bench's store, beside its PostgreSQL without fsync).
+   */
+  durable?: boolean;
   /** Fixed ports (dev: SHIPHOOK_TEMPORAL_PORT, SHIPHOOK_TEMPORAL_UI_PORT); free ones otherwise. */
   port?: number;
   uiPort?: number;
@@ -101,7 +106,13 @@ export async function startDevTemporal(opts: DevTemporalOptions): Promise<DevTem
   const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(port), '--log-level', 'error'];
   if (ui) args.push('--ui-port', String(uiPort));
   else args.push('--headless');
-  if (opts.dbFile) args.push('--db-filename', opts.dbFile);
+  if (opts.dbFile) {
+    // A write-ahead log instead of SQLite's rollback journal: a commit writes its pages once
+    // and syncs once, where the journal wrote them twice, synced twice and created and
+    // deleted a file; a reader no longer waits for the writer (docs/performance.md).
+    args.push('--db-filename', opts.dbFile, '--sqlite-pragma', 'journal_mode=WAL');
+    args.push('--sqlite-pragma', `synchronous=${opts.durable === false ? 'OFF' : 'FULL'}`);
+  }
   if (opts.metricsPort !== undefined) args.push('--metrics-port', String(opts.metricsPort));
   for (const attr of searchAttributes) args.push('--search-attribute', `${attr.name}=${CLI_TYPE[attr.type]}`);
   // The CLI turns the server's search-attribute cache off unless this is given, so every
