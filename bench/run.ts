@@ -11,7 +11,7 @@ import { saturation } from './saturation-scenario';
 import { batchPublish } from './batch-scenario';
 import { soak, SOAK_ENV } from './soak-scenario';
 import { correctness, performanceTargets } from './targets';
-import { type BenchSystem, startBenchSystem } from './system';
+import { type BenchSystem, startBenchSystem, TOPOLOGIES, type Topology } from './system';
 
 /**
  * Starts the system (embedded services unless DATABASE_URL/TEMPORAL_ADDRESS are set) with
@@ -24,7 +24,7 @@ import { type BenchSystem, startBenchSystem } from './system';
 const ALL = ['floor', 'burst', 'latency', 'failure', 'retry', 'saturation'];
 /** Run only when named (`npm run bench -- soak`, or with --only). */
 const OPT_IN = ['batch', 'soak'];
-const USAGE = `npm run bench -- [scenario…] [--quick] [--only ${[...ALL, ...OPT_IN].join(',')}] [--temporal-file] [--minutes M] [--events N] [--rate R] [--seconds S] [--failing-endpoint 500|hang] [--attempt-timeout 15s] [--retry-events N] [--saturation-rate R] [--saturation-seconds S] [--profile]`;
+const USAGE = `npm run bench -- [scenario…] [--quick] [--only ${[...ALL, ...OPT_IN].join(',')}] [--topology machine|npm-start|compose] [--temporal-memory] [--minutes M] [--events N] [--rate R] [--seconds S] [--failing-endpoint 500|hang] [--attempt-timeout 15s] [--retry-events N] [--saturation-rate R] [--saturation-seconds S] [--profile]`;
 const { values, positionals } = parseArgs({
   options: {
     quick: { type: 'boolean' },
@@ -38,7 +38,8 @@ const { values, positionals } = parseArgs({
     'saturation-rate': { type: 'string' }, // saturation: events/s offered (default: twice the burst's end-to-end rate)
     'saturation-seconds': { type: 'string' }, // saturation: seconds of publishing
     profile: { type: 'boolean' }, // api and workers write V8 CPU profiles to bench/results/profiles-<date>/
-    'temporal-file': { type: 'boolean' }, // the dev server's store in a file, whose growth the storage figures include (soak: always)
+    topology: { type: 'string' }, // which processes run (bench/system.ts): machine (default), npm-start, compose
+    'temporal-memory': { type: 'boolean' }, // the dev server's store in memory instead of a file (whose growth the storage figures include)
     minutes: { type: 'string' }, // soak: duration (default SOAK_MINUTES or 60)
     help: { type: 'boolean' },
   },
@@ -56,6 +57,12 @@ if (selected.has('soak') && selected.size > 1) throw new Error('the soak runs al
 const failingEndpoint = values['failing-endpoint'] ?? '500';
 if (failingEndpoint !== '500' && failingEndpoint !== 'hang') {
   console.error(`--failing-endpoint must be 500 or hang\n${USAGE}`);
+  process.exit(2);
+}
+
+const topology = (values.topology ?? 'machine') as Topology;
+if (!TOPOLOGIES.includes(topology)) {
+  console.error(`--topology must be one of ${TOPOLOGIES.join(', ')}\n${USAGE}`);
   process.exit(2);
 }
 
@@ -115,7 +122,8 @@ const died = (reason: string) => {
   log(`${reason}; stopping the system, no results`);
   void stopSystem().finally(() => process.exit(1));
 };
-sys = await startBenchSystem(BASE_ENV, { profileDir, onDied: died, temporalFile: values['temporal-file'] === true || selected.has('soak') });
+// The soak measures the store's growth: in a file.
+sys = await startBenchSystem(BASE_ENV, { profileDir, onDied: died, topology, temporalMemory: values['temporal-memory'] === true && !selected.has('soak') });
 const memory = memorySampler(() => sys!.processes());
 const results: Record<string, Record<string, unknown>> = {};
 const seconds: Record<string, number> = {};
@@ -167,7 +175,7 @@ const doc = {
   mode: quick ? 'quick' : 'full',
   sizes,
   budgets_ms: budget,
-  services: { postgres: process.env.DATABASE_URL ? 'external' : 'embedded', temporal: process.env.TEMPORAL_ADDRESS ? 'external' : `dev server, store ${sys.temporalDbFile ? 'in a file' : 'in memory'}` },
+  services: { topology, postgres: process.env.DATABASE_URL ? 'external' : 'embedded', temporal: process.env.TEMPORAL_ADDRESS ? 'external' : `dev server, store ${sys.temporalDbFile ? 'in a file' : 'in memory'}` },
   engine_env: BASE_ENV,
   seconds_total: round((performance.now() - started) / 1000),
   seconds_per_scenario: seconds,

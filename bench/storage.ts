@@ -22,7 +22,7 @@ export async function tableBytes(db: pg.Client): Promise<Record<string, number>>
  * it keeps one; the rollback journal is a transaction's scratch copy): every workflow's
  * mutable state, history and visibility row. SQLite reuses freed pages but never gives
  * them back, so this is the store's high-water mark. Undefined while the
- * store is in memory (run with --temporal-file) or Temporal is external.
+ * store is in memory (--temporal-memory) or Temporal is external.
  */
 export function temporalStoreBytes(sys: BenchSystem): number | undefined {
   if (!sys.temporalDbFile) return undefined;
@@ -47,7 +47,7 @@ export async function startStorageMeter(sys: BenchSystem) {
       return {
         postgres_bytes: Object.values(byTable).reduce((a, b) => a + b, 0),
         postgres_bytes_by_table: byTable,
-        temporal_store_bytes: temporalAfter === undefined ? 'in memory: run with --temporal-file' : per(temporalAfter, temporalBefore!),
+        temporal_store_bytes: temporalAfter === undefined ? 'in memory (--temporal-memory)' : per(temporalAfter, temporalBefore!),
       };
     },
   };

@@ -3,7 +3,6 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import pg from 'pg';
-import type { ShiphookChild } from '../src/launcher/child';
 import { freePort } from '../src/launcher/ports';
 import { type ShiphookSystem, startSystem, type WorkerSpec } from '../src/launcher/system';
 import { findPids } from './processes';
@@ -18,7 +17,7 @@ export interface BenchSystem {
   temporalAddress: string;
   databaseUrl: string;
   temporal: Client;
-  /** The dev server's SQLite file (`temporalFile`); unset while its store is in memory. */
+  /** The dev server's SQLite file; unset while its store is in memory (`temporalMemory`). */
   temporalDbFile?: string;
   /** The embedded dev server's Prometheus endpoint; unset for an external TEMPORAL_ADDRESS. */
   temporalMetricsUrl?: string;
@@ -34,13 +33,24 @@ export interface BenchSystem {
 }
 
 /**
+ * Which processes run. `machine` (the default): what one machine is advised to run
+ * (docs/operations.md), one api process and one worker of role `all`. `npm-start`: the
+ * same as `shiphook dev` starts it, with the Temporal UI and a PostgreSQL that syncs to
+ * disk. `compose`: docker-compose.yml's shape, first attempts and retries in two workers,
+ * the retries one at a lower CPU priority (compose: cpu_shares).
+ */
+export const TOPOLOGIES = ['machine', 'npm-start', 'compose'] as const;
+export type Topology = (typeof TOPOLOGIES)[number];
+
+/**
  * `profileDir`: api and worker write V8 CPU profiles there (`--cpu-prof`) when they stop.
  * `onDied`: a process of the system (api, worker, PostgreSQL, Temporal) died after the start.
- * `temporalFile`: the embedded dev server keeps its store in a file (whose growth the bench measures), as `shiphook dev` does.
+ * `temporalMemory`: the embedded dev server keeps its store in memory instead of in a file (as `shiphook dev` keeps it).
  */
-export async function startBenchSystem(env: Record<string, string>, opts: { profileDir?: string; onDied?: (reason: string) => void; temporalFile?: boolean } = {}): Promise<BenchSystem> {
+export async function startBenchSystem(env: Record<string, string>, opts: { profileDir?: string; onDied?: (reason: string) => void; temporalMemory?: boolean; topology?: Topology } = {}): Promise<BenchSystem> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'shiphook-bench-'));
-  const temporalDbFile = opts.temporalFile && !process.env.TEMPORAL_ADDRESS ? path.join(dataDir, 'temporal.db') : undefined;
+  const topology = opts.topology ?? 'machine';
+  const temporalDbFile = opts.temporalMemory || process.env.TEMPORAL_ADDRESS ? undefined : path.join(dataDir, 'temporal.db');
   let client: Client | undefined;
   let system: ShiphookSystem | undefined;
   const stop = async () => {
@@ -51,20 +61,21 @@ export async function startBenchSystem(env: Record<string, string>, opts: { prof
   try {
     const port = await freePort();
     const temporalMetricsPort = process.env.TEMPORAL_ADDRESS ? undefined : await freePort();
-    // As production is advised to run it: first attempts in one worker, retries in another
-    // at a lower CPU priority, so an endpoint that is down only gets capacity left over.
-    const workers = (extra: Record<string, string> = {}): WorkerSpec[] => [
-      { label: 'worker-deliveries', role: 'deliveries', env: extra },
-      { label: 'worker-retries', role: 'retries', env: extra, nice: RETRY_WORKER_NICE },
-    ];
+    const workers = (extra: Record<string, string> = {}): WorkerSpec[] =>
+      topology === 'compose'
+        ? [
+            { label: 'worker-deliveries', role: 'deliveries', env: extra },
+            { label: 'worker-retries', role: 'retries', env: extra, nice: RETRY_WORKER_NICE },
+          ]
+        : [{ label: 'worker', role: 'all', env: extra }];
     system = await startSystem({
       dataDir,
       databaseUrl: process.env.DATABASE_URL,
       temporalAddress: process.env.TEMPORAL_ADDRESS,
       temporalCliPath: process.env.TEMPORAL_CLI_PATH,
-      persistent: false,
+      persistent: topology === 'npm-start',
       temporalDbFile,
-      ui: false,
+      ui: topology === 'npm-start',
       temporalMetricsPort,
       statementStats: true,
       env: {
@@ -78,8 +89,6 @@ export async function startBenchSystem(env: Record<string, string>, opts: { prof
         SHIPHOOK_TASK_QUEUE: 'shiphook-bench',
         LOG_LEVEL: 'warn',
         SHIPHOOK_WORKER_HTTP_PORT: '0', // two workers on one host: each its own free port
-        // One API process per core, as production is advised to run it.
-        SHIPHOOK_API_PROCESSES: 'auto',
         ...env,
       },
       api: { host: '127.0.0.1', port },
@@ -89,12 +98,14 @@ export async function startBenchSystem(env: Record<string, string>, opts: { prof
       onChildDied: (reason) => (opts.onDied ? opts.onDied(reason) : process.stderr.write(`[bench] ${reason}\n`)),
     });
     const sys = system;
-    let [worker, retryWorker] = sys.workers as [ShiphookChild, ShiphookChild];
+    let running = sys.workers;
     const temporalPort = sys.temporalAddress.split(':').pop()!;
     const temporalPid = findPids((c) => c.includes('start-dev') && c.includes(`--port ${temporalPort}`))[0];
     const pgPort = new URL(sys.databaseUrl).port;
     const postgresPid = sys.started.postgres ? findPids((c) => /\/postgres .*-p /.test(c) && c.includes(`-p ${pgPort}`))[0] : undefined;
-    const pids: Record<string, number> = { api: sys.api!.process.pid!, worker: worker.process.pid!, retry_worker: retryWorker.process.pid!, ...(temporalPid ? { temporal: temporalPid } : {}) };
+    // `worker` (and `retry_worker` in the compose topology): the names the cost figures use.
+    const workerPids = () => Object.fromEntries(running.map((w, i) => [i ? 'retry_worker' : 'worker', w.process.pid!]));
+    const pids: Record<string, number> = { api: sys.api!.process.pid!, ...workerPids(), ...(temporalPid ? { temporal: temporalPid } : {}) };
     client = new Client({ connection: await Connection.connect({ address: sys.temporalAddress }), namespace: 'default' });
     const temporal = client;
     return {
@@ -107,11 +118,9 @@ export async function startBenchSystem(env: Record<string, string>, opts: { prof
       pids,
       processes: () => ({ ...pids, ...(postgresPid ? { postgres: postgresPid } : {}) }),
       async restartWorkers(extra) {
-        await Promise.all([worker.stop(), retryWorker.stop()]);
-        const [deliveries, retries] = workers(extra);
-        [worker, retryWorker] = await Promise.all([sys.startWorker(deliveries!), sys.startWorker(retries!)]);
-        pids.worker = worker.process.pid!;
-        pids.retry_worker = retryWorker.process.pid!;
+        await Promise.all(running.map((w) => w.stop()));
+        running = await Promise.all(workers(extra).map((spec) => sys.startWorker(spec)));
+        Object.assign(pids, workerPids());
       },
       async runningDeliveries(userId) {
         const byUser = userId ? ` AND ShiphookUserId = "${userId}"` : '';

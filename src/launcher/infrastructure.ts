@@ -49,6 +49,7 @@ export async function startInfrastructure(opts: InfrastructureOptions): Promise<
       : startDevTemporal({
           cliPath: opts.temporalCliPath,
           dbFile: opts.temporalDbFile ?? (opts.persistent ? path.join(opts.dataDir, 'temporal.db') : undefined),
+          durable: opts.persistent,
           port: opts.temporalPort,
           uiPort: opts.temporalUiPort,
           ui: opts.ui,

@@ -46,6 +46,7 @@ const PASSWORD = 'shiphook';
 const DATABASE = 'shiphook';
 const SERVICE_USER = 'postgres';
 const READY_TIMEOUT_MS = 60_000;
+const SHARED_BUFFERS = '32MB';
 const run = promisify(execFile);
 
 export async function startEmbeddedPostgres(dir: string, opts: EmbeddedPostgresOptions = {}): Promise<EmbeddedDatabase> {
@@ -62,6 +63,9 @@ export async function startEmbeddedPostgres(dir: string, opts: EmbeddedPostgresO
     [
       '-D', dataDir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=200',
       '-c', `fsync=${persistent ? 'on' : 'off'}`, '-c', `unix_socket_directories=`,
+      // A dev-sized buffer pool: the default 128 MB fills with each run's written events and
+      // stays resident; the kernel's page cache serves the rest (docs/performance.md).
+      '-c', `shared_buffers=${SHARED_BUFFERS}`,
       ...(opts.statementStats ? ['-c', 'shared_preload_libraries=pg_stat_statements'] : []),
     ],
     { ...user?.ids, detached: true, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, LC_MESSAGES: 'C' } },

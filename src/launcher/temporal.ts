@@ -12,6 +12,12 @@ import { CLI_TYPE, setNamespaceRetention } from './temporal-operator';
 export { MIN_NAMESPACE_RETENTION_MS } from './temporal-operator';
 
 const DEV_SERVER_GOGC = '400';
+/**
+ * A soft bound on the dev server's Go heap: under it the collector runs at GOGC=400 (less CPU
+ * per event), near it the collector runs sooner instead of letting the heap grow to five times
+ * what is live. Go counts only its own heap here, not SQLite's pages (docs/performance.md).
+ */
+const DEV_SERVER_GOMEMLIMIT = '256MiB';
 /** Visibility writers of the dev server (the server's default, 512, is sized for a cluster's database). */
 const DEV_SERVER_VISIBILITY_WORKERS = 4;
 /**
@@ -61,6 +67,12 @@ export interface DevTemporalOptions {
   cliPath?: string;
   /** Keeps workflow state across restarts; in memory without it. */
   dbFile?: string;
+  /**
+   * `dbFile` keeps SQLite's defaults, each commit synced through its rollback journal
+   * (default). False where the data is thrown away anyway (the bench's and the tests' store,
+   * beside a PostgreSQL without fsync): a write-ahead log, not synced.
+   */
+  durable?: boolean;
   /** Fixed ports (dev: SHIPHOOK_TEMPORAL_PORT, SHIPHOOK_TEMPORAL_UI_PORT); free ones otherwise. */
   port?: number;
   uiPort?: number;
@@ -94,6 +106,11 @@ export async function startDevTemporal(opts: DevTemporalOptions): Promise<DevTem
   if (ui) args.push('--ui-port', String(uiPort));
   else args.push('--headless');
   if (opts.dbFile) args.push('--db-filename', opts.dbFile);
+  // A store thrown away afterwards: a write-ahead log, not synced, instead of a rollback
+  // journal synced twice per commit, which cost the dev server CPU and the tail latency.
+  // A kept store stays as SQLite makes it: synced WAL commits lowered the mean but raised
+  // the tail with a failing endpoint (docs/performance.md).
+  if (opts.dbFile && opts.durable === false) args.push('--sqlite-pragma', 'journal_mode=WAL', '--sqlite-pragma', 'synchronous=OFF');
   if (opts.metricsPort !== undefined) args.push('--metrics-port', String(opts.metricsPort));
   for (const attr of searchAttributes) args.push('--search-attribute', `${attr.name}=${CLI_TYPE[attr.type]}`);
   // The CLI turns the server's search-attribute cache off unless this is given, so every
@@ -110,8 +127,10 @@ export async function startDevTemporal(opts: DevTemporalOptions): Promise<DevTem
   // history back from SQLite (docs/performance.md).
   args.push('--dynamic-config-value', `history.eventsCacheMaxSizeBytes=${DEV_SERVER_EVENTS_CACHE_BYTES}`);
   // Go's collector at 400% instead of 100%: less of the dev server's CPU per delivered
-  // event for more memory (docs/performance.md). An explicit GOGC wins.
-  const child = spawn(cli, args, { detached: true, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, GOGC: process.env.GOGC ?? DEV_SERVER_GOGC } });
+  // event for more memory, within a bound (docs/performance.md). An explicit GOGC or
+  // GOMEMLIMIT wins.
+  const goEnv = { GOGC: process.env.GOGC ?? DEV_SERVER_GOGC, GOMEMLIMIT: process.env.GOMEMLIMIT ?? DEV_SERVER_GOMEMLIMIT };
+  const child = spawn(cli, args, { detached: true, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, ...goEnv } });
   const stderr = stderrTail(child, 4000);
   const lastWords = () => stderr.text().trim().split('\n').slice(-2).join(' ');
   const exited = new Promise<never>((_, reject) => {

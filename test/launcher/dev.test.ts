@@ -48,9 +48,14 @@ describe('shiphook dev', () => {
     const users = await getUsers(ports.api, prodKey);
     expect(users).toMatchObject({ status: 200, body: { id: creds.user.id, email: 'developer@shiphook.local' } });
 
+    // One machine's topology: one api process and one worker serving both roles (docs/operations.md).
+    const shiphookProcesses = (command: string) => processesMentioning(dataDir).filter((p) => p.cmd.includes(`shiphook.mjs ${command}`));
+    expect(shiphookProcesses('api')).toHaveLength(1);
+    expect(shiphookProcesses('worker')).toHaveLength(1);
+    const worker = shiphookProcesses('worker')[0]!;
+    expect(readFileSync(`/proc/${worker.pid}/environ`, 'utf8').split('\0')).toContain('SHIPHOOK_WORKER_ROLE=all');
+
     // A worker that dies is started again; the launcher and everything else stay up.
-    const worker = processesMentioning(dataDir).find((p) => p.cmd.includes('shiphook.mjs worker'))!;
-    expect(worker).toBeDefined();
     process.kill(worker.pid, 'SIGKILL');
     const replacement = await eventually(async () => processesMentioning(dataDir).find((p) => p.cmd.includes('shiphook.mjs worker') && p.pid !== worker.pid), 60_000, 'a new worker');
     expect(replacement.pid).not.toBe(worker.pid);

@@ -33,3 +33,9 @@ it("the image's entrypoint passes the same node flags", () => {
   const entrypoint = readFileSync('Dockerfile', 'utf8').match(/^ENTRYPOINT (\[.*\])$/m)?.[1];
   expect(JSON.parse(entrypoint!)).toEqual(['node', ...NODE_FLAGS, 'bin/shiphook.mjs']);
 });
+
+it("the image's memory settings are the launchers'", () => {
+  const line = readFileSync('Dockerfile', 'utf8').match(/^ENV MALLOC_ARENA_MAX=(\S+) NODE_OPTIONS="(.*)"$/m);
+  const launched = shiphookProcessEnv({});
+  expect({ MALLOC_ARENA_MAX: line?.[1], NODE_OPTIONS: line?.[2] }).toEqual({ MALLOC_ARENA_MAX: launched.MALLOC_ARENA_MAX, NODE_OPTIONS: launched.NODE_OPTIONS });
+});

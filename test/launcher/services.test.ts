@@ -23,6 +23,14 @@ it('the Temporal dev server: an exit nobody asked for is reported with its cause
   expect(await settled(stopped.died)).toBe('pending');
 }, 60_000);
 
+it("the Temporal dev server's Go collector: GOGC=400 within GOMEMLIMIT=256MiB, unless the environment sets them", async () => {
+  const server = await startDevTemporal({ cliPath: process.env.TEMPORAL_CLI_PATH, ui: false });
+  const vars = (await readFile(`/proc/${server.pid}/environ`, 'utf8')).split('\0');
+  await server.stop();
+  expect(vars).toContain(`GOGC=${process.env.GOGC ?? '400'}`);
+  expect(vars).toContain(`GOMEMLIMIT=${process.env.GOMEMLIMIT ?? '256MiB'}`);
+}, 60_000);
+
 it('PostgreSQL: an exit nobody asked for is reported with its last words; stop() is not one', async () => {
   // Shut down from outside (an operator's `pg_ctl stop`): its last words are the ones it wrote on the way out.
   const killed = await startEmbeddedPostgres(path.join(root, 'killed'), { persistent: false });
