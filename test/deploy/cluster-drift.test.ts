@@ -3,6 +3,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { DYNAMIC_CONFIG_FILE, HISTORY_SHARDS, ROLE_ENV, SEARCH_ATTRIBUTES, SERVICES, SHARED_ENV_NAMES } from '../cluster/topology';
+import { temporalServerEnv } from '../../src/launcher/temporal-server';
 
 /**
  * docker-compose.yml and the cluster test (`npm run test:cluster`, test/cluster/topology.ts)
@@ -53,6 +54,17 @@ describe('docker-compose.yml and the cluster test', () => {
     expect(path.resolve(onHost)).toBe(path.resolve(DYNAMIC_CONFIG_FILE));
     expect(existsSync(DYNAMIC_CONFIG_FILE)).toBe(true);
     expect(Number(env.NUM_HISTORY_SHARDS)).toBe(HISTORY_SHARDS);
+  });
+
+  it('configure the Temporal server with the same variables: persistence, shards, dynamic config', () => {
+    const composeEnv = compose().services.temporal!.environment ?? {};
+    const ports = { frontend: 1, frontendHttp: 2, frontendMembership: 3, history: 4, historyMembership: 5, matching: 6, matchingMembership: 7, worker: 8, workerMembership: 9 };
+    const launcherEnv = temporalServerEnv({ url: 'postgres://temporal:temporal@127.0.0.1:5432/postgres', port: 5432 }, ports);
+    // What differs by design: this machine's ports, interface and log level, and the process's own PATH and HOME.
+    const local = /^(PATH|HOME|LOG_LEVEL|BIND_ON_IP|PROMETHEUS_ENDPOINT|\w+_(GRPC|HTTP|MEMBERSHIP)_PORT)$/;
+    const names = (env: Record<string, unknown>) => Object.keys(env).filter((n) => !local.test(n)).sort();
+    expect(names(composeEnv)).toEqual(names(launcherEnv));
+    expect(composeEnv.DB).toBe(launcherEnv.DB);
   });
 
   it("register the same search attributes, those of src/engine/contract.ts", () => {
