@@ -8,6 +8,7 @@ import { freePort } from '../../src/launcher/ports';
 import { type EmbeddedDatabase, startEmbeddedPostgres } from '../../src/launcher/postgres';
 import { shiphookProcessEnv } from '../../src/launcher/process-env';
 import { startTemporalServer, type TemporalServer } from '../../src/launcher/temporal-server';
+import { duration } from '../../src/config';
 import { createDb, type Db } from '../../src/db/database';
 import { workflowBundleFile } from '../support/isolated';
 import type { TestSystem } from '../support/system';
@@ -35,11 +36,19 @@ export const CLUSTER_ENV = {
   LOG_LEVEL: 'info',
 };
 
+/** Compose's `x-event-retention`: the events' and the namespace's retention. */
+const EVENT_RETENTION = '720h';
+
 /** The Temporal server of the cluster: killed and started again on its database by a scenario. */
 export type ClusterTemporal = TemporalServer;
 
-/** The real server (src/launcher/temporal-server.ts) on a PostgreSQL of its own, its log beside the processes'. */
-const startClusterTemporal = (dir: string, logDir: string): Promise<ClusterTemporal> => startTemporalServer({ dataDir: dir, logFile: path.join(logDir, 'temporal.log') });
+/**
+ * The real server (src/launcher/temporal-server.ts) on a PostgreSQL of its own, its log beside the
+ * processes'. Its data stays in the cluster's folder, which `close` removes unless a failure kept it:
+ * then the histories of what went wrong can still be read.
+ */
+const startClusterTemporal = (dir: string, logDir: string): Promise<ClusterTemporal> =>
+  startTemporalServer({ dataDir: dir, persistent: true, logFile: path.join(logDir, 'temporal.log'), namespaceRetentionMs: duration(EVENT_RETENTION) });
 
 /** shiphook's PostgreSQL, stopped and started again on its data by a scenario. */
 export interface ClusterPostgres {
@@ -90,6 +99,8 @@ export interface Cluster {
   logDir: string;
   /** A process's last log lines, for a failure's message. */
   lastWords(p: ClusterProcess, lines?: number): string;
+  /** Keeps the logs (and data) when the cluster closes: a failure names them. */
+  keepLogs(): void;
   close(): Promise<void>;
 }
 
@@ -104,14 +115,18 @@ export async function startCluster(): Promise<Cluster> {
   const logDir = path.join(dir, 'logs');
   mkdirSync(logDir);
   const stops: (() => Promise<void>)[] = [];
+  let keep = !!process.env.SHIPHOOK_KEEP_TEST_LOGS;
   const close = async () => {
     for (const stop of stops.reverse()) await stop().catch(() => undefined);
-    if (!process.env.SHIPHOOK_KEEP_TEST_LOGS) rmSync(dir, { recursive: true, force: true });
+    if (!keep) rmSync(dir, { recursive: true, force: true });
   };
   try {
     // Each stopped by `close` as soon as it started, whether or not the other did.
-    const started = <T extends { stop(): Promise<void> }>(service: T) => (stops.push(() => service.stop()), service);
-    const [postgres, temporal] = await Promise.all([startClusterPostgres(dir).then(started), startClusterTemporal(dir, logDir).then(started)]);
+    const both = await Promise.allSettled([startClusterPostgres(dir), startClusterTemporal(dir, logDir)]);
+    for (const r of both) if (r.status === 'fulfilled') stops.push(() => r.value.stop());
+    const failed = both.find((r) => r.status === 'rejected');
+    if (failed) throw failed.reason;
+    const [postgres, temporal] = both.map((r) => (r as PromiseFulfilledResult<unknown>).value) as [ClusterPostgres, ClusterTemporal];
     await promisify(execFile)(process.execPath, [CLI, SERVICES.migrate.command], { env: { ...process.env, DATABASE_URL: postgres.url } });
     const db = createDb(postgres.url, 4);
     stops.push(() => db.destroy());
@@ -126,7 +141,7 @@ export async function startCluster(): Promise<Cluster> {
       PORT: String(port),
       SHIPHOOK_WORKER_HTTP_HOST: '127.0.0.1',
       SHIPHOOK_WORKER_HTTP_PORT: '0',
-      SHIPHOOK_EVENT_RETENTION: '720h',
+      SHIPHOOK_EVENT_RETENTION: EVENT_RETENTION,
     });
     const processes: ClusterProcess[] = [];
     const start = async (service: Exclude<ServiceName, 'migrate'>, index: number): Promise<ClusterProcess> => {
@@ -173,7 +188,8 @@ export async function startCluster(): Promise<Cluster> {
     const lastWords = (p: ClusterProcess, lines = 15) =>
       `\n--- ${p.label} (${p.alive ? 'running' : 'exited'}):\n` + readFileSync(path.join(logDir, `${p.label}.log`), 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
     await Promise.all(processes.map((p) => p.child.ready.catch((err: Error) => Promise.reject(new Error(`${err.message}${lastWords(p)}`)))));
-    return { temporal, postgres, db, apis, workers, retryWorkers, logDir, lastWords, close };
+    const keepLogs = () => void (keep = true);
+    return { temporal, postgres, db, apis, workers, retryWorkers, logDir, lastWords, keepLogs, close };
   } catch (err) {
     await close();
     throw err;

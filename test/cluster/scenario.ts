@@ -174,6 +174,12 @@ export async function settle(cluster: Cluster, s: Scenario, timeoutMs = SETTLE_T
     return !!outcome && outcome.events >= EVENTS && outcome.missing === 0 && outcome.wrongStatus === 0;
   }, timeoutMs, 'every event delivered and ended as its endpoints deserved').catch(() => undefined);
   outcome ??= await count();
+  // A re-claim comes only once a lost mark's lease ran out: runs are counted once every
+  // event is marked dispatched, so a second run started by it would be seen.
+  await until(async () => {
+    const { rows } = await sql<{ n: number }>`select count(*)::int as n from events where user_id = ${userId} and dispatched_at is null`.execute(cluster.db);
+    return rows[0]!.n === 0;
+  }, 60_000, 'every event marked dispatched').catch(() => undefined);
   const runs = await runsPerEvent(cluster, userId, outcome.events);
   return { ...outcome, maxStartsPerEvent: Math.max(0, ...runs.values()), startedTwice: [...runs.values()].filter((n) => n > 1).length };
 }
@@ -209,6 +215,28 @@ export function firstDeliveryAfter(s: Scenario, since: number): number | undefin
   return times.length ? Math.min(...times) : undefined;
 }
 
+/** Events published (answered 201) that had not yet reached all three endpoints: what a fault can catch in flight. */
+export function inFlight(s: Scenario, acknowledged: Set<string>): Set<string> {
+  const reached = [...s.healthy, s.failing].map((r) => new Set(r.deliveries.map((d) => d.json?.id)));
+  return new Set([...acknowledged].filter((id) => reached.some((ids) => !ids.has(id))));
+}
+
+/**
+ * When every one of `events` had reached both healthy endpoints (ms since the epoch), or
+ * undefined if one never did: given the events in flight at a fault, when the system
+ * caught up with what the fault interrupted.
+ */
+export function caughtUpAt(s: Scenario, events: Set<string>): number | undefined {
+  let last = 0;
+  for (const r of s.healthy) {
+    const first = new Map<string, number>();
+    for (const d of r.deliveries) if (events.has(d.json?.id) && !first.has(d.json.id)) first.set(d.json.id, d.at);
+    if (first.size < events.size) return undefined;
+    last = Math.max(last, ...first.values());
+  }
+  return last;
+}
+
 /** One line per scenario on stderr, for the lead to quote: `[cluster] {...}`. */
 export function report(name: string, observed: Record<string, unknown>): void {
   process.stderr.write(`[cluster] ${JSON.stringify({ scenario: name, ...observed })}\n`);
@@ -219,4 +247,15 @@ export async function dispatchStates(cluster: Cluster, userId: string): Promise<
   const { rows } = await sql<{ status: string; dispatched: boolean; n: number }>`
     select status, dispatched_at is not null as dispatched, count(*)::int as n from events where user_id = ${userId} group by 1, 2 order by 1, 2`.execute(cluster.db);
   return rows.map((r) => `${r.status}/${r.dispatched ? 'dispatched' : 'waiting'}: ${r.n}`).join(', ');
+}
+
+/** The account's events that did not end as they should, with their delivery rows, for a failure's message (the first few). */
+export async function unfinished(cluster: Cluster, userId: string, limit = 5): Promise<string> {
+  const { rows } = await sql<{ id: string; status: string; dispatched: boolean; deliveries: string }>`
+    select e.id, e.status, e.dispatched_at is not null as dispatched,
+      string_agg(d.url || ' ' || d.state || ' after ' || d.attempts, '; ' order by d.url) as deliveries
+    from events e join event_deliveries d on d.event_id = e.id
+    where e.user_id = ${userId} and e.status not in ('completed', 'failed')
+    group by e.id, e.status, e.dispatched_at order by e.id limit ${limit}`.execute(cluster.db);
+  return rows.map((r) => `${r.id} ${r.status} (${r.dispatched ? 'dispatched' : 'not dispatched'}): ${r.deliveries}`).join(' | ') || 'none';
 }
