@@ -44,11 +44,11 @@ export type ClusterTemporal = TemporalServer;
 
 /**
  * The real server (src/launcher/temporal-server.ts) on a PostgreSQL of its own, its log beside the
- * processes'. Its data stays in the cluster's folder, which `close` removes unless a failure kept it:
- * then the histories of what went wrong can still be read.
+ * processes'. Its data goes when it stops: the embedded PostgreSQL may keep it outside the
+ * cluster's folder (when its user cannot enter the folder), where `close` would not remove it.
  */
 const startClusterTemporal = (dir: string, logDir: string): Promise<ClusterTemporal> =>
-  startTemporalServer({ dataDir: dir, persistent: true, logFile: path.join(logDir, 'temporal.log'), namespaceRetentionMs: duration(EVENT_RETENTION) });
+  startTemporalServer({ dataDir: dir, logFile: path.join(logDir, 'temporal.log'), namespaceRetentionMs: duration(EVENT_RETENTION) });
 
 /** shiphook's PostgreSQL, stopped and started again on its data by a scenario. */
 export interface ClusterPostgres {
@@ -99,7 +99,7 @@ export interface Cluster {
   logDir: string;
   /** A process's last log lines, for a failure's message. */
   lastWords(p: ClusterProcess, lines?: number): string;
-  /** Keeps the logs (and data) when the cluster closes: a failure names them. */
+  /** Keeps the logs when the cluster closes: a failure names them. */
   keepLogs(): void;
   close(): Promise<void>;
 }
