@@ -67,17 +67,16 @@ export function startDispatcher(opts: DispatcherOptions): { stop(): Promise<void
 
   /** Claim a batch with its pending deliveries (a lease, no lock held), start each workflow, mark the started ones dispatched. */
   async function dispatchBatch(): Promise<{ claimed: number; failed: number }> {
-    let events = await claimUndispatched(db, batchSize, LEASE_MS);
-    if (events.length === 0) return { claimed: 0, failed: 0 };
-    deliveryMetrics.claimed(events.length);
-    const claimed = events.length;
+    const claimed = await claimUndispatched(db, batchSize, LEASE_MS);
+    if (claimed.length === 0) return { claimed: 0, failed: 0 };
+    deliveryMetrics.claimed(claimed.length);
     // An event whose deliveries are all settled was started by a dispatcher that lost its
     // mark (it died, or the server's answer never came) and its run has delivered: a second
     // run would have nothing to do, so none is started.
-    const settled = events.filter(alreadyDelivered);
-    events = events.filter((e) => !alreadyDelivered(e));
+    const settled = claimed.filter(alreadyDelivered).map((e) => e.id);
+    const events = claimed.filter((e) => !alreadyDelivered(e));
     const starts = await Promise.allSettled(events.map((e) => startDelivery(client, config, e, e.targets, { eager: true })));
-    const started = [...settled.map((e) => e.id), ...events.filter((_, i) => starts[i]!.status === 'fulfilled').map((e) => e.id)];
+    const started = [...settled, ...events.filter((_, i) => starts[i]!.status === 'fulfilled').map((e) => e.id)];
     const refused: { id: string; user_id: string; error: string }[] = [];
     const failed: string[] = [];
     let transientError: unknown;
@@ -94,7 +93,7 @@ export function startDispatcher(opts: DispatcherOptions): { stop(): Promise<void
     await releaseClaims(db, failed);
     await markDispatchFailed(db, refused);
     // Their marks are cleared: a replay or recovery whose last events these were has ended.
-    await endReplays(db, [...settled, ...events].map((e) => e.replay_id)).catch((err) => log.warn('could not check whether replays ended', { error: errorText(err).slice(0, 200) }));
+    await endReplays(db, claimed.map((e) => e.replay_id)).catch((err) => log.warn('could not check whether replays ended', { error: errorText(err).slice(0, 200) }));
     const eager = starts.filter((s) => s.status === 'fulfilled' && s.value.eager).length;
     log.debug('dispatched', { started: started.length - settled.length, settled: settled.length, eager, failed: failed.length, refused: refused.length });
     deliveryMetrics.startsFailed('transient', failed.length);
@@ -108,7 +107,7 @@ export function startDispatcher(opts: DispatcherOptions): { stop(): Promise<void
       log.info('delivery starts failed; the next pass retries them', { count: failed.length, error: errorText(transientError).slice(0, 200) });
     }
     batchSize = failed.length ? Math.max(MIN_BATCH_SIZE, Math.floor(batchSize / 2)) : Math.min(BATCH_SIZE, batchSize * 2);
-    return { claimed, failed: failed.length };
+    return { claimed: claimed.length, failed: failed.length };
   }
 
   /** Dispatches until nothing is left; a notification during a pass asks for another. */
