@@ -18,6 +18,17 @@ import { countFailures, type FailureRun, failureRun } from '../webhooks/webhooks
 /** Outcomes that arrive within this long of each other are recorded in one transaction. */
 const GATHER_MS = 100;
 
+/**
+ * A delivery's state only moves forward: pending → completed or failed, failed → completed
+ * (an endpoint that acknowledged is delivered). Two attempts of one event can overlap — a
+ * local activity outlives its workflow task when the task times out, and the task's retry
+ * runs it again — and each found the delivery pending. Whichever records second must not
+ * undo the first: a `completed` delivery made `pending` again after its run ended would have
+ * nothing left to retry it. Every POST sent is still recorded and counted.
+ * `d`: the row as it is; `v`: the record.
+ */
+const FORWARD_STATE = sql`case when d.state = 'completed' or (d.state = 'failed' and v.state = 'pending') then d.state else v.state end`;
+
 /** The outcome of one target in an attempt. */
 export interface AttemptRecord {
   webhookId: string;
@@ -61,8 +72,9 @@ export async function recordAttempts(db: Db, eventId: string, records: AttemptRe
           .updateTable('event_deliveries')
           .set((eb) => ({
             attempts: eb('attempts', '+', 1),
-            // Each webhook's own planned time, by its place in the batch.
-            next_attempt_at: sql<Date | null>`(${nextAttempts}::timestamptz[])[array_position(${webhookIds}::text[], webhook_id)]`,
+            // Each webhook's own planned time, by its place in the batch; none once an
+            // overlapping attempt ended the delivery (FORWARD_STATE).
+            next_attempt_at: sql<Date | null>`case when state = 'pending' then (${nextAttempts}::timestamptz[])[array_position(${webhookIds}::text[], webhook_id)] end`,
             updated_at: new Date(),
           }))
           .where('event_id', '=', eventId)
@@ -98,7 +110,8 @@ export async function recordAttempts(db: Db, eventId: string, records: AttemptRe
         ),
         changed as (
           update event_deliveries d
-          set state = v.state, attempts = d.attempts + v.sent, next_attempt_at = v.next_attempt_at, updated_at = now()
+          set state = ${FORWARD_STATE}, attempts = d.attempts + v.sent,
+            next_attempt_at = case when ${FORWARD_STATE} = 'pending' then v.next_attempt_at end, updated_at = now()
           from unnest(${webhookIds}::text[], ${records.map((r) => r.state)}::text[], ${records.map((r) => (r.payload ? 1 : 0))}::int[],
             ${nextAttemptsOf(records)}::timestamptz[])
             as v(webhook_id, state, sent, next_attempt_at)

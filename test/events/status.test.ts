@@ -120,6 +120,43 @@ describe('recording attempts moves the event status', () => {
   });
 });
 
+describe('a late record of an overlapping attempt never undoes a final state', () => {
+  // Two attempts of one event overlap when a local activity outlives its workflow task
+  // (the task timed out and its retry runs the activity again): the one that records
+  // second found the delivery pending, like the first.
+  it('completed stays completed, and the event with it, whatever a stale attempt recorded after it', async () => {
+    const { eventId, hookIds: [a, b] } = await eventWith(2);
+    await recordAttempts(sys.db, eventId, [attempt(eventId, a!, 0, 'completed', 200), attempt(eventId, b!, 0, 'completed', 200)]);
+    expect((await stored(eventId)).status).toBe('completed');
+
+    // The stale attempt failed (its POST was aborted) with retries left: first attempt, then a later one.
+    const stale = { ...attempt(eventId, a!, 0, 'pending', 0), nextAttemptAt: new Date(Date.now() + 60_000) };
+    expect((await recordAttempts(sys.db, eventId, [stale, attempt(eventId, b!, 0, 'failed', 0)])).status).toBe('completed');
+    await recordAttempts(sys.db, eventId, [{ ...stale, before: { state: 'pending', attempts: 1 } }]);
+
+    const now = await stored(eventId);
+    expect(now.status).toBe('completed');
+    // Every POST that was sent is recorded and counted; the states are the first records'.
+    expect(now.deliveries).toEqual([
+      { webhook_id: a, state: 'completed', attempts: 3 },
+      { webhook_id: b, state: 'completed', attempts: 2 },
+    ]);
+    expect(now.payloads).toHaveLength(5);
+    const planned = await sys.db.selectFrom('event_deliveries').select('next_attempt_at').where('event_id', '=', eventId).execute();
+    expect(planned.map((r) => r.next_attempt_at)).toEqual([null, null]);
+  });
+
+  it('failed stays failed against a stale failure with retries left, and becomes completed when an overlapping attempt was acknowledged', async () => {
+    const { eventId, hookIds: [a, b] } = await eventWith(2);
+    await recordAttempts(sys.db, eventId, [{ ...attempt(eventId, a!, 3, 'failed', 500), before: { state: 'pending', attempts: 3 } }, { ...attempt(eventId, b!, 3, 'failed', 500), before: { state: 'pending', attempts: 3 } }]);
+    expect((await stored(eventId)).status).toBe('failed');
+    await recordAttempts(sys.db, eventId, [{ ...attempt(eventId, a!, 2, 'pending', 500), nextAttemptAt: new Date(Date.now() + 60_000) }, attempt(eventId, b!, 2, 'completed', 200)]);
+    const now = await stored(eventId);
+    expect(now.deliveries.map((d) => d.state)).toEqual(['failed', 'completed']);
+    expect(now.status).toBe('failed');
+  });
+});
+
 describe('loading an attempt: the event and its deliveries in one statement', () => {
   it('the event exactly as stored, each delivery with its webhook, and the URLs the body will show', async () => {
     const { eventId, hookIds: [a, b] } = await eventWith(2);
