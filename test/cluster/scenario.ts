@@ -1,4 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { sql } from 'kysely';
 import { webhook } from '../support/events';
@@ -257,5 +259,34 @@ export async function unfinished(cluster: Cluster, userId: string, limit = 5): P
     from events e join event_deliveries d on d.event_id = e.id
     where e.user_id = ${userId} and e.status not in ('completed', 'failed')
     group by e.id, e.status, e.dispatched_at order by e.id limit ${limit}`.execute(cluster.db);
+  if (rows.length) await keepHistories(cluster, rows.map((r) => r.id));
   return rows.map((r) => `${r.id} ${r.status} (${r.dispatched ? 'dispatched' : 'not dispatched'}): ${r.deliveries}`).join(' | ') || 'none';
+}
+
+/**
+ * Writes each event's workflow, as Temporal describes it (status, pending activities and
+ * workflow task) and its history, to `<logDir>/<event id>.json`: what a failure needs read
+ * before the cluster, and Temporal's data with it, is gone.
+ */
+async function keepHistories(cluster: Cluster, eventIds: string[]): Promise<void> {
+  const connection = await Connection.connect({ address: cluster.temporal.address });
+  try {
+    const client = new Client({ connection });
+    for (const id of eventIds) {
+      const handle = client.workflow.getHandle(id);
+      const [described, history] = await Promise.all([
+        handle.describe().then((d) => d.raw, (e: Error) => ({ error: e.message })),
+        handle.fetchHistory().catch((e: Error) => ({ error: e.message })),
+      ]);
+      const json = JSON.stringify({ described, history }, (_k, v) => {
+        if (v instanceof Uint8Array) return Buffer.from(v).toString('utf8');
+        // Protobuf's 64-bit numbers (Long) and bigints, as their digits.
+        if (typeof v === 'bigint' || (v && typeof v === 'object' && typeof v.toNumber === 'function' && 'low' in v)) return v.toString();
+        return v;
+      }, 1);
+      writeFileSync(path.join(cluster.logDir, `${id}.json`), json);
+    }
+  } finally {
+    await connection.close();
+  }
 }
