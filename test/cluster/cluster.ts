@@ -13,7 +13,7 @@ import { createDb, type Db } from '../../src/db/database';
 import { workflowBundleFile } from '../support/isolated';
 import type { TestSystem } from '../support/system';
 import { TEST_ENV } from '../support/test-config';
-import { SERVICES, type ServiceName, type SharedEnv, ROLE_ENV } from './topology';
+import { SERVICES, type ServiceName, type SharedEnv, serviceEnv, withoutSettings } from './topology';
 
 const CLI = path.resolve('bin/shiphook.mjs');
 
@@ -127,7 +127,7 @@ export async function startCluster(): Promise<Cluster> {
     const failed = both.find((r) => r.status === 'rejected');
     if (failed) throw failed.reason;
     const [postgres, temporal] = both.map((r) => (r as PromiseFulfilledResult<unknown>).value) as [ClusterPostgres, ClusterTemporal];
-    await promisify(execFile)(process.execPath, [CLI, SERVICES.migrate.command], { env: { ...process.env, DATABASE_URL: postgres.url } });
+    await promisify(execFile)(process.execPath, [CLI, SERVICES.migrate.command], { env: { ...withoutSettings(process.env), DATABASE_URL: postgres.url } });
     const db = createDb(postgres.url, 4);
     stops.push(() => db.destroy());
     const bundle = await workflowBundleFile();
@@ -148,12 +148,7 @@ export async function startCluster(): Promise<Cluster> {
       const spec = SERVICES[service];
       const label = `${service}-${index + 1}`;
       const port = spec.command === 'api' ? await freePort() : 0;
-      const env = {
-        ...shiphookProcessEnv(),
-        ...CLUSTER_ENV,
-        ...shared(port),
-        ...('role' in spec ? { [ROLE_ENV]: spec.role, SHIPHOOK_WORKFLOW_BUNDLE: bundle } : {}),
-      };
+      const env = shiphookProcessEnv(serviceEnv(service, shared(port), { ...CLUSTER_ENV, ...('role' in spec ? { SHIPHOOK_WORKFLOW_BUNDLE: bundle } : {}) }));
       const launch = () => {
         const out = openSync(path.join(logDir, `${label}.log`), 'a');
         return startShiphookChild({ command: spec.command, label, env, output: [out, out] });

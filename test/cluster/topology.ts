@@ -37,6 +37,23 @@ export type SharedEnv = Record<(typeof SHARED_ENV_NAMES)[number], string>;
 /** What a worker service adds to the shared environment (compose: `SHIPHOOK_WORKER_ROLE`). */
 export const ROLE_ENV = 'SHIPHOOK_WORKER_ROLE';
 
+/** A name that configures shiphook or its connections: compose sets these, and only these. */
+export const isSetting = (name: string) => /^(SHIPHOOK_|TEMPORAL_|DATABASE_URL$|HOST$|PORT$|LOG_LEVEL$)/.test(name);
+
+/** The parent's environment without shiphook's settings: what every process of the cluster inherits. */
+export const withoutSettings = (parent: NodeJS.ProcessEnv): NodeJS.ProcessEnv => Object.fromEntries(Object.entries(parent).filter(([name]) => !isSetting(name)));
+
+/**
+ * The environment a service's process gets: compose's names (shared, and the role of a
+ * worker), then the cluster's own settings (`extra`: its timings, a prebuilt workflow bundle),
+ * over the parent's environment without any setting of its own — a developer's
+ * `SHIPHOOK_RETRY_DELAYS` in the shell must not reach the cluster.
+ */
+export function serviceEnv(service: Exclude<ServiceName, 'migrate'>, shared: SharedEnv, extra: Record<string, string>, parent: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
+  const spec = SERVICES[service];
+  return { ...withoutSettings(parent), ...extra, ...shared, ...('role' in spec ? { [ROLE_ENV]: spec.role } : {}) };
+}
+
 /** The Temporal server's dynamic config file (compose mounts it) and history shards: its launcher's. */
 export { DYNAMIC_CONFIG_FILE, HISTORY_SHARDS } from '../../src/launcher/temporal-server';
 

@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { DYNAMIC_CONFIG_FILE, HISTORY_SHARDS, ROLE_ENV, SEARCH_ATTRIBUTES, SERVICES, SHARED_ENV_NAMES } from '../cluster/topology';
+import { DYNAMIC_CONFIG_FILE, HISTORY_SHARDS, isSetting, ROLE_ENV, SEARCH_ATTRIBUTES, SERVICES, type ServiceName, serviceEnv, type SharedEnv, SHARED_ENV_NAMES } from '../cluster/topology';
 import { temporalServerEnv } from '../../src/launcher/temporal-server';
 
 /**
@@ -36,9 +36,18 @@ describe('docker-compose.yml and the cluster test', () => {
   it('give every shiphook service the same environment variable names', () => {
     const { services, 'x-shiphook-env': shared } = compose();
     expect(Object.keys(shared).sort()).toEqual([...SHARED_ENV_NAMES].sort());
+    const values = Object.fromEntries(SHARED_ENV_NAMES.map((n) => [n, `cluster's ${n}`])) as SharedEnv;
+    // A developer's shell: its own settings must not reach the cluster's processes.
+    const parent = { PATH: '/usr/bin', SHIPHOOK_RETRY_DELAYS: '1h', TEMPORAL_ADDRESS: 'elsewhere:7233', LOG_LEVEL: 'trace' };
     for (const [name, spec] of Object.entries(SERVICES)) {
       const names = Object.keys(services[name]!.environment ?? {}).sort();
       expect(names, name).toEqual([...SHARED_ENV_NAMES, ...('role' in spec ? [ROLE_ENV] : [])].sort());
+      if (name === 'migrate') continue;
+      // What the cluster test starts the service with, beside its own timings (`extra`).
+      const env = serviceEnv(name as Exclude<ServiceName, 'migrate'>, values, {}, parent);
+      expect(Object.keys(env).filter(isSetting).sort(), name).toEqual(names);
+      expect(env.TEMPORAL_ADDRESS).toBe("cluster's TEMPORAL_ADDRESS");
+      expect(env.PATH).toBe('/usr/bin');
     }
   });
 
