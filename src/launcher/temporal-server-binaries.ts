@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync, promises as fs } from 'node:fs';
 import path from 'node:path';
@@ -49,7 +49,11 @@ export function temporalServerCacheDir(toolsDir = TOOLS_DIR): string {
  */
 export async function temporalServerBinaries(opts: TemporalServerBinariesOptions = {}): Promise<TemporalServerBinaries> {
   const env = opts.env ?? process.env;
-  if (env.TEMPORAL_SERVER_PATH) return explicitBinaries(env.TEMPORAL_SERVER_PATH, env.TEMPORAL_SQL_TOOL_PATH);
+  if (env.TEMPORAL_SERVER_PATH) {
+    const given = explicitBinaries(env.TEMPORAL_SERVER_PATH, env.TEMPORAL_SQL_TOOL_PATH);
+    await checkVersion(given.server, 'TEMPORAL_SERVER_PATH');
+    return given;
+  }
   const dir = temporalServerCacheDir(opts.toolsDir);
   const cached = cachedBinaries(dir);
   if (cached) return cached;
@@ -76,6 +80,21 @@ function explicitBinaries(server: string, sqlToolPath: string | undefined): Temp
   const beside = [BUILT.sqlTool.to, BUILT.sqlTool.from].map((name) => path.join(path.dirname(server), name)).find((p) => existsSync(p));
   if (!beside) throw new LaunchError(`there is no ${BUILT.sqlTool.to} (or ${BUILT.sqlTool.from}) beside TEMPORAL_SERVER_PATH (${server}): set TEMPORAL_SQL_TOOL_PATH to it.\n${HELP}`);
   return { server, sqlTool: beside };
+}
+
+/**
+ * A binary given by path is the pinned version: the schema the tool applies and the
+ * dynamic config keys compose and the cluster test share are that version's
+ * (`temporal-server --version` prints `temporal version 1.32.0`).
+ */
+async function checkVersion(server: string, variable: string): Promise<void> {
+  const said = await new Promise<string>((resolve) => {
+    execFile(server, ['--version'], { timeout: 30_000 }, (err, stdout) => resolve(err ? `(${err.message.split('\n')[0]})` : stdout.trim()));
+  });
+  const version = /version v?(\d+\.\d+\.\d+)/.exec(said)?.[1];
+  if (version !== TEMPORAL_SERVER_VERSION) {
+    throw new LaunchError(`${variable} is ${server}, which is ${version ? `v${version}` : `not a Temporal server we can read the version of: ${said || 'it printed nothing'}`}; shiphook pins v${TEMPORAL_SERVER_VERSION}.\n${HELP}`);
+  }
 }
 
 /** `go install` of both commands into a folder of its own, renamed into `dir` once complete. */

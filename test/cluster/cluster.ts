@@ -81,7 +81,7 @@ export interface ClusterProcess {
   sys: TestSystem;
   readonly child: ShiphookChild;
   readonly alive: boolean;
-  /** `kill -9`, and waits until it is gone. */
+  /** `kill -9` of the process and any it started, and waits until it is gone. */
   kill(): Promise<void>;
   /** Starts it again (a replacement, as an orchestrator would), and waits until it is ready. */
   restart(): Promise<void>;
@@ -165,7 +165,8 @@ export async function startCluster(): Promise<Cluster> {
         get alive() { return child.process.exitCode === null && child.process.signalCode === null; },
         async kill() {
           const exited = new Promise((r) => child.process.once('exit', r));
-          child.process.kill('SIGKILL');
+          // Its whole process group (it leads one: `detached`), as a container's death takes every process in it.
+          process.kill(-child.process.pid!, 'SIGKILL');
           await exited;
         },
         async restart() {

@@ -13,11 +13,14 @@ import { TEMPORAL_SERVER_VERSION, temporalServerBinaries, temporalServerCacheDir
 const scratch = mkdtempSync(path.join(tmpdir(), 'shiphook-temporal-server-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
-/** A folder with these executables in it (empty scripts: what matters is where they are). */
-function folderWith(dir: string, names: string[]): string {
+/**
+ * A folder with these executables in it: scripts that print what a binary of `version`
+ * prints for `--version` (what matters is where they are, and that version).
+ */
+function folderWith(dir: string, names: string[], version = TEMPORAL_SERVER_VERSION): string {
   mkdirSync(dir, { recursive: true });
   for (const name of names) {
-    writeFileSync(path.join(dir, name), '#!/bin/sh\n');
+    writeFileSync(path.join(dir, name), `#!/bin/sh\necho "temporal version ${version}"\n`);
     chmodSync(path.join(dir, name), 0o755);
   }
   return dir;
@@ -49,6 +52,14 @@ describe('where the server binaries come from', () => {
       server: path.join(bin, 'server'),
       sqlTool: path.join(bin, 'sql'),
     });
+  });
+
+  it('refuses a TEMPORAL_SERVER_PATH of another version, naming both', async () => {
+    const bin = folderWith(path.join(scratch, 'old-bin'), ['temporal-server', 'temporal-sql-tool'], '1.29.1');
+    const env = { ...noGo, TEMPORAL_SERVER_PATH: path.join(bin, 'temporal-server') };
+    const failure = temporalServerBinaries({ env, toolsDir: path.join(scratch, 'empty-tools') });
+    await expect(failure).rejects.toBeInstanceOf(LaunchError);
+    await expect(failure).rejects.toThrow(new RegExp(`v1\\.29\\.1; shiphook pins v${TEMPORAL_SERVER_VERSION.replaceAll('.', '\\.')}`));
   });
 
   it('says which variable to set when the schema tool is not beside TEMPORAL_SERVER_PATH', async () => {
