@@ -23,13 +23,13 @@ it('the Temporal dev server: an exit nobody asked for is reported with its cause
   expect(await settled(stopped.died)).toBe('pending');
 }, 60_000);
 
-it("the Temporal dev server's Go collector: GOGC=400 within GOMEMLIMIT=160MiB, unless the environment sets them, and a mutable-state cache of 1,024 runs", async () => {
+it("the Temporal dev server's Go collector: GOGC=400 within GOMEMLIMIT=256MiB, unless the environment sets them, and a mutable-state cache of 1,024 runs", async () => {
   const server = await startDevTemporal({ cliPath: process.env.TEMPORAL_CLI_PATH, ui: false });
   const vars = (await readFile(`/proc/${server.pid}/environ`, 'utf8')).split('\0');
   const args = (await readFile(`/proc/${server.pid}/cmdline`, 'utf8')).split('\0');
   await server.stop();
   expect(vars).toContain(`GOGC=${process.env.GOGC ?? '400'}`);
-  expect(vars).toContain(`GOMEMLIMIT=${process.env.GOMEMLIMIT ?? '160MiB'}`);
+  expect(vars).toContain(`GOMEMLIMIT=${process.env.GOMEMLIMIT ?? '256MiB'}`);
   expect(args).toContain('history.hostLevelCacheMaxSize=1024');
 }, 60_000);
 
