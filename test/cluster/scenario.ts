@@ -244,6 +244,18 @@ export function report(name: string, observed: Record<string, unknown>): void {
   process.stderr.write(`[cluster] ${JSON.stringify({ scenario: name, ...observed })}\n`);
 }
 
+/**
+ * The account's (event, URL) pairs not yet recorded as delivered or failed: every attempt a
+ * worker is making is among them until its outcome is recorded, so a worker killed now can
+ * have left at most these to be sent again.
+ */
+export async function unrecordedDeliveries(cluster: Cluster, userId: string): Promise<number> {
+  const { rows } = await sql<{ n: number }>`
+    select count(*)::int as n from event_deliveries d join events e on e.id = d.event_id
+    where e.user_id = ${userId} and d.state = 'pending'`.execute(cluster.db);
+  return rows[0]!.n;
+}
+
 /** The user's events by status and dispatch state, for a failure's message. */
 export async function dispatchStates(cluster: Cluster, userId: string): Promise<string> {
   const { rows } = await sql<{ status: string; dispatched: boolean; n: number }>`
