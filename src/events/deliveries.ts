@@ -111,7 +111,7 @@ export async function recordAttempts(db: Db, eventId: string, records: AttemptRe
         changed as (
           update event_deliveries d
           set state = ${FORWARD_STATE}, attempts = d.attempts + v.sent,
-            next_attempt_at = case when ${FORWARD_STATE} = 'pending' then v.next_attempt_at end, updated_at = now()
+            next_attempt_at = case when d.state = 'pending' then v.next_attempt_at end, updated_at = now()
           from unnest(${webhookIds}::text[], ${records.map((r) => r.state)}::text[], ${records.map((r) => (r.payload ? 1 : 0))}::int[],
             ${nextAttemptsOf(records)}::timestamptz[])
             as v(webhook_id, state, sent, next_attempt_at)
