@@ -42,26 +42,29 @@ export function descendants(pid: number, children = childrenByParent()): number[
 }
 
 /**
- * Proportional set size in MB (Pss in /proc/<pid>/smaps_rollup; 0 once the process is
- * gone): a page shared by n processes counts 1/n in each, so the sum over processes is
- * the memory the system holds, which RSS overstates. Read asynchronously: the kernel
- * walks each process's page tables to answer, and the bench's receivers, which time
- * the deliveries, share this thread.
+ * What a process holds in MB, from /proc/<pid>/smaps_rollup (0 once the process is gone):
+ * `Pss`, where a page shared by n processes counts 1/n in each, so the sum over processes is
+ * the memory the system holds, which RSS overstates; or `Rss`, every page it maps, which is
+ * what a container of its own is charged for. Read asynchronously: the kernel walks each
+ * process's page tables to answer, and the bench's receivers, which time the deliveries,
+ * share this thread.
  */
-async function pssMb(pid: number): Promise<number> {
+export type MemoryKind = 'Pss' | 'Rss';
+
+async function memoryMb(pid: number, kind: MemoryKind): Promise<number> {
   const text = await readFile(`/proc/${pid}/smaps_rollup`, 'utf8').catch(() => '');
-  const kb = /^Pss:\s+(\d+) kB/m.exec(text);
+  const kb = new RegExp(`^${kind}:\\s+(\\d+) kB`, 'm').exec(text);
   return kb ? Number(kb[1]) / 1024 : 0;
 }
 
-/** PSS (MB) of each named process with everything below it. */
-async function pssByProcess(pids: Record<string, number>): Promise<Record<string, number>> {
+/** Memory (MB) of each named process with everything below it. */
+async function memoryByProcess(pids: Record<string, number>, kind: MemoryKind): Promise<Record<string, number>> {
   const children = new Map<number, number[]>();
   await Promise.all((await readdir('/proc')).filter((d) => /^\d+$/.test(d)).map(async (d) => {
     const stat = await readFile(`/proc/${d}/stat`, 'utf8').catch(() => undefined); // gone meanwhile
     if (stat) children.set(parentOf(stat), [...(children.get(parentOf(stat)) ?? []), Number(d)]);
   }));
-  const sums = await Promise.all(Object.values(pids).map(async (pid) => (await Promise.all(descendants(pid, children).map(pssMb))).reduce((s, mb) => s + mb, 0)));
+  const sums = await Promise.all(Object.values(pids).map(async (pid) => (await Promise.all(descendants(pid, children).map((p) => memoryMb(p, kind)))).reduce((s, mb) => s + mb, 0)));
   return Object.fromEntries(Object.keys(pids).map((name, i) => [name, sums[i]!]));
 }
 
@@ -92,11 +95,11 @@ export interface MemoryPeaks {
 }
 
 /**
- * PSS of the system's processes every `everyMs`: `run()` gives the peaks since the start,
- * `scenario()` since its last call. Seldom, because the kernel holds each process's memory
- * map while it walks it, which stalls the process (and the latencies measured).
+ * PSS (or `kind`) of the system's processes every `everyMs`: `run()` gives the peaks since
+ * the start, `scenario()` since its last call. Seldom, because the kernel holds each
+ * process's memory map while it walks it, which stalls the process (and the latencies measured).
  */
-export function memorySampler(pids: () => Record<string, number>, everyMs = 10_000) {
+export function memorySampler(pids: () => Record<string, number>, everyMs = 10_000, kind: MemoryKind = 'Pss') {
   const empty = (): MemoryPeaks => ({ whole_system: 0, by_process: {} });
   const run = empty();
   let scenario = empty();
@@ -105,7 +108,7 @@ export function memorySampler(pids: () => Record<string, number>, everyMs = 10_0
   const sample = () => {
     // One sample at a time (a slow one is not overtaken); a failed one is skipped.
     sampling = sampling.then(async () => {
-      const now = await pssByProcess(pids());
+      const now = await memoryByProcess(pids(), kind);
       const total = Object.values(now).reduce((a, b) => a + b, 0);
       for (const peaks of [run, scenario]) {
         peaks.whole_system = Math.max(peaks.whole_system, total);

@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call } from '../support/http';
 import { until } from '../fault/harness';
+import { memorySampler } from '../../bench/processes';
 import { type Cluster, type ClusterProcess, CLUSTER_ENV, startCluster } from './cluster';
+import { megabytes, SERVICES } from './topology';
 import { type Burst, caughtUpAt, dispatchStates, EVENTS, firstDeliveryAfter, inFlight, type Outcome, report, SCENARIO_TIMEOUT_MS, type Scenario, scenario, settle, startBurst, unfinished, unrecordedDeliveries } from './scenario';
 
 /** A fault comes once this many events were answered: mid-burst. */
@@ -20,11 +22,17 @@ describe.sequential('the production topology under faults', () => {
   // Kept, so that a start that outlives the hook's timeout is still closed when it ends.
   let starting: Promise<Cluster> | undefined;
   let cluster: Cluster;
+  let memory: ReturnType<typeof memorySampler> | undefined;
+  const everyProcess = () => [...cluster.apis, ...cluster.workers, ...cluster.retryWorkers];
   beforeAll(async () => {
     starting = startCluster();
     cluster = await starting;
+    // RSS, as a container of its own is charged (the Node binary's pages included), of each
+    // process as it is now: a restarted one is sampled under its new pid.
+    memory = memorySampler(() => Object.fromEntries(everyProcess().map((p) => [p.label, p.child.process.pid!])), 5_000, 'Rss');
   }, 240_000);
   afterAll(async () => {
+    memory?.stop();
     await starting?.then((c) => c.close(), () => undefined);
   }, 120_000);
 
@@ -60,11 +68,10 @@ describe.sequential('the production topology under faults', () => {
         ...more(outcome, burst),
       };
       report(name, observed);
-      const everyProcess = [...cluster.apis, ...cluster.workers, ...cluster.retryWorkers];
       const userId = s.account.user.id as string;
       const why = async () =>
         cluster.keepLogs() ??
-        `${JSON.stringify(observed)}; events: ${await dispatchStates(cluster, userId).catch((e) => (e as Error).message)}; not ended: ${await unfinished(cluster, userId).catch((e) => (e as Error).message)}; logs: ${cluster.logDir}${everyProcess.map((p) => cluster.lastWords(p, 5)).join('')}`;
+        `${JSON.stringify(observed)}; events: ${await dispatchStates(cluster, userId).catch((e) => (e as Error).message)}; not ended: ${await unfinished(cluster, userId).catch((e) => (e as Error).message)}; logs: ${cluster.logDir}${everyProcess().map((p) => cluster.lastWords(p, 5)).join('')}`;
       // Every event that was asked for exists once: a publish retried on the other api with its key was not made twice.
       if (outcome.events !== EVENTS || outcome.missing || outcome.wrongStatus) expect.fail(`not every event ended as its endpoints deserved: ${await why()}`);
       expect(burst.acknowledged.size).toBe(EVENTS);
@@ -112,7 +119,7 @@ describe.sequential('the production topology under faults', () => {
       await cluster.temporal.start();
       return { endedAt: Date.now() };
     });
-    for (const p of [...cluster.apis, ...cluster.workers, ...cluster.retryWorkers]) expect(p.alive, `${p.label} alive`).toBe(true);
+    for (const p of everyProcess()) expect(p.alive, `${p.label} alive`).toBe(true);
   }, SCENARIO_TIMEOUT_MS);
 
   it("shiphook's PostgreSQL stopped for ≥ 5 s mid-burst and started again: the apis answer 503 meanwhile, nothing dies, everything is delivered", async () => {
@@ -127,7 +134,7 @@ describe.sequential('the production topology under faults', () => {
     }, () => ({ outageMs }));
     expect(outageMs).toBeGreaterThanOrEqual(OUTAGE_MS);
     expect(burst.answers['503'] ?? 0, 'publishes refused with 503 during the outage').toBeGreaterThan(0);
-    for (const p of [...cluster.apis, ...cluster.workers, ...cluster.retryWorkers]) expect(p.alive, `${p.label} alive`).toBe(true);
+    for (const p of everyProcess()) expect(p.alive, `${p.label} alive`).toBe(true);
   }, SCENARIO_TIMEOUT_MS);
 
   it("rate limits mid-burst: one key's requests spread over both api processes share one budget, not one per process", async () => {
@@ -160,4 +167,14 @@ describe.sequential('the production topology under faults', () => {
     // Both processes served and refused: the budget is one, whichever process counts.
     for (const a of byApi) expect(a.ok > 0 && a.limited > 0, JSON.stringify(byApi)).toBe(true);
   }, SCENARIO_TIMEOUT_MS);
+
+  it("every process stayed within its compose service's memory limit through the scenarios above", async () => {
+    const peaks = (await memory!.scenario()).by_process;
+    report('memory', { rssMb: peaks });
+    for (const p of everyProcess()) {
+      const limit = megabytes(SERVICES[p.service].memLimit);
+      expect(peaks[p.label], `${p.label} sampled`).toBeGreaterThan(0);
+      expect(peaks[p.label]!, `${p.label}: peak RSS against its service's mem_limit (${SERVICES[p.service].memLimit})`).toBeLessThan(limit);
+    }
+  });
 });

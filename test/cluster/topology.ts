@@ -9,13 +9,24 @@ import { CLI_TYPE } from '../../src/launcher/temporal-operator';
  * other does not follow fails `npm test`.
  */
 
-/** shiphook's services, by compose service name: what each runs, as how many processes here. */
+/**
+ * shiphook's services, by compose service name: what each runs, as how many processes here,
+ * and compose's `mem_limit` for each of its containers (docs/operations.md, "Processes and
+ * their memory"), which the cluster test holds each process's peak to.
+ */
 export const SERVICES = {
-  migrate: { command: 'migrate', replicas: 1 },
-  api: { command: 'api', replicas: 2 },
-  worker: { command: 'worker', role: 'deliveries', replicas: 2 },
-  'worker-retries': { command: 'worker', role: 'retries', replicas: 1 },
-} as const satisfies Record<string, { command: 'migrate' | 'api' | 'worker'; role?: WorkerRole; replicas: number }>;
+  migrate: { command: 'migrate', replicas: 1, memLimit: '256m' },
+  api: { command: 'api', replicas: 2, memLimit: '512m' },
+  worker: { command: 'worker', role: 'deliveries', replicas: 2, memLimit: '1g' },
+  'worker-retries': { command: 'worker', role: 'retries', replicas: 1, memLimit: '512m' },
+} as const satisfies Record<string, { command: 'migrate' | 'api' | 'worker'; role?: WorkerRole; replicas: number; memLimit: string }>;
+
+/** A compose byte value (`512m`, `1g`) in MB. */
+export function megabytes(limit: string): number {
+  const m = /^(\d+)([kmg])$/.exec(limit);
+  if (!m) throw new Error(`not a compose byte value: ${limit}`);
+  return Number(m[1]) * { k: 1 / 1024, m: 1, g: 1024 }[m[2] as 'k' | 'm' | 'g'];
+}
 
 export type ServiceName = keyof typeof SERVICES;
 

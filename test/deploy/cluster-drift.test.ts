@@ -15,6 +15,7 @@ interface Service {
   command?: string[] | string;
   entrypoint?: string[] | string;
   environment?: Record<string, string>;
+  mem_limit?: string;
   volumes?: string[];
 }
 
@@ -31,6 +32,11 @@ describe('docker-compose.yml and the cluster test', () => {
       expect(services[name]!.command, name).toEqual([spec.command]);
       expect(services[name]!.environment?.[ROLE_ENV], name).toBe('role' in spec ? spec.role : undefined);
     }
+  });
+
+  it('hold each shiphook service to the memory limit the cluster test measures its processes against', () => {
+    const { services } = compose();
+    for (const [name, spec] of Object.entries(SERVICES)) expect(services[name]!.mem_limit, name).toBe(spec.memLimit);
   });
 
   it('give every shiphook service the same environment variable names', () => {
