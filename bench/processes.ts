@@ -49,11 +49,12 @@ export function descendants(pid: number, children = childrenByParent()): number[
  * process's page tables to answer, and the bench's receivers, which time the deliveries,
  * share this thread.
  */
-export type MemoryKind = 'Pss' | 'Rss';
+const MEMORY_LINE = { Pss: /^Pss:\s+(\d+) kB/m, Rss: /^Rss:\s+(\d+) kB/m };
+export type MemoryKind = keyof typeof MEMORY_LINE;
 
 async function memoryMb(pid: number, kind: MemoryKind): Promise<number> {
   const text = await readFile(`/proc/${pid}/smaps_rollup`, 'utf8').catch(() => '');
-  const kb = new RegExp(`^${kind}:\\s+(\\d+) kB`, 'm').exec(text);
+  const kb = MEMORY_LINE[kind].exec(text);
   return kb ? Number(kb[1]) / 1024 : 0;
 }
 

@@ -2,6 +2,7 @@ import { execFile, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync, promises as fs } from 'node:fs';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { stderrTail } from './child';
 import { LaunchError } from './launch-error';
 import { onPath } from './on-path';
@@ -88,9 +89,10 @@ function explicitBinaries(server: string, sqlToolPath: string | undefined): Temp
  * (`temporal-server --version` prints `temporal version 1.32.0`).
  */
 async function checkVersion(server: string, variable: string): Promise<void> {
-  const said = await new Promise<string>((resolve) => {
-    execFile(server, ['--version'], { timeout: 30_000 }, (err, stdout) => resolve(err ? `(${err.message.split('\n')[0]})` : stdout.trim()));
-  });
+  const said = await promisify(execFile)(server, ['--version'], { timeout: 30_000 }).then(
+    (r) => r.stdout.trim(),
+    (err: Error) => `(${err.message.split('\n')[0]})`,
+  );
   const version = /version v?(\d+\.\d+\.\d+)/.exec(said)?.[1];
   if (version !== TEMPORAL_SERVER_VERSION) {
     throw new LaunchError(`${variable} is ${server}, which is ${version ? `v${version}` : `not a Temporal server we can read the version of: ${said || 'it printed nothing'}`}; shiphook pins v${TEMPORAL_SERVER_VERSION}.\n${HELP}`);
