@@ -3,9 +3,9 @@ import type { Db } from '../src/db/database';
 import type { TargetOutcome } from '../src/engine/contract';
 import { deliveryMetrics } from '../src/metrics/delivery';
 import { log } from '../src/log';
-import { policyView } from '../src/webhooks/health';
+import { policyView } from '../src/webhooks/health-view';
 import type { DisablePolicy } from '../src/webhooks/tables';
-import { disableGoneWebhook, disableIfSustained, type FailureRun, type HealthDecision, recordFailure, recordSuccess } from '../src/webhooks/webhooks';
+import { disableGoneWebhook, disableIfSustained, type FailureRun, type HealthDecision, recordFailure, recordSuccess } from '../src/webhooks/health';
 
 /**
  * A webhook's health after its delivery attempts: failures are counted in the webhook

@@ -3,7 +3,7 @@ import type { HealthSignals } from '../../activities/health';
 import type { Config } from '../config';
 import { webhookHealth } from '../../workflows/webhook-health';
 import { testTracker } from '../../workflows/test-tracker';
-import type { HealthWorkflows } from '../webhooks/webhooks';
+import type { HealthWorkflows } from '../webhooks/health';
 import { deletedSignal, failingSignal, healthWorkflowId, type HealthInput, reenabledSignal, recoveredSignal, testTrackerWorkflowId } from './contract';
 import type { TemporalDeps } from './client';
 
