@@ -1,6 +1,6 @@
 import type { Config } from '../src/config';
 import type { Db } from '../src/db/database';
-import type { TargetOutcome } from '../src/engine/contract';
+import type { HealthSignals, TargetOutcome } from '../src/engine/contract';
 import { deliveryMetrics } from '../src/metrics/delivery';
 import { log } from '../src/log';
 import { policyView } from '../src/webhooks/health-view';
@@ -16,12 +16,6 @@ import { disableGoneWebhook, disableIfSustained, type FailureRun, type HealthDec
  * Gone disables the webhook at once. Each change of state an operator cares about
  * is one info line (ids only).
  */
-
-/** How activities signal a webhook's health workflow (the engine sends it, starting the workflow if need be). */
-export interface HealthSignals {
-  failing(webhookId: string, since: Date): Promise<void>;
-  recovered(webhookId: string): Promise<void>;
-}
 
 export interface HealthDeps {
   config: Config;

@@ -83,6 +83,16 @@ export interface HealthInput {
 
 export type WebhookHealth = (input: HealthInput) => Promise<void>;
 
+/**
+ * How delivery activities tell a webhook's health workflow that a run of failures
+ * started or goes on, or ended: the engine implements it (src/engine/starters.ts),
+ * starting the workflow if need be.
+ */
+export interface HealthSignals {
+  failing(webhookId: string, since: Date): Promise<void>;
+  recovered(webhookId: string): Promise<void>;
+}
+
 /** A run of failed attempts started at `since` (epoch ms); sent again every few failures of the run. */
 export const failingSignal = defineSignal<[{ since: number }]>('failing');
 /** An attempt succeeded after failures: the run is over. */
