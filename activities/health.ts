@@ -82,15 +82,5 @@ export function createHealthActivities({ config, db }: { config: Config; db: Db 
     }
     return decision;
   }
-  return {
-    decideHealth,
-    /**
-     * The activity health workflows scheduled before `decideHealth` existed (with the
-     * policy of their start as further arguments, ignored): one still pending when the
-     * workers are upgraded runs here, under the current policy.
-     */
-    async disableIfSustained(webhookId: string, since: number, _minFailures?: number, _minSpanMs?: number): Promise<HealthDecision['verdict']> {
-      return (await decideHealth(webhookId, since)).verdict;
-    },
-  };
+  return { decideHealth };
 }

@@ -71,12 +71,6 @@ export interface AttemptResult {
 
 export interface HealthInput {
   webhookId: string;
-  /**
-   * Only in runs started before the policy was read when deciding (their histories
-   * still replay): the policy of their start. The workflow holds none now.
-   */
-  disableAfterFailures?: number;
-  disableAfterMs?: number;
   /** Carried across continue-as-new: the start (epoch ms) of the run of failures being watched. */
   failingSince?: number;
 }
