@@ -3,7 +3,7 @@ import { ApplicationFailure, ApplicationFailureCategory } from '@temporalio/comm
 import { Context } from '@temporalio/activity';
 import type { Config } from '../src/config';
 import type { Db } from '../src/db/database';
-import type { AttemptInput, AttemptResult, RetryInput, TargetOutcome } from '../src/engine/contract';
+import type { AttemptInput, AttemptResult, HealthSignals, RetryInput, TargetOutcome } from '../src/engine/contract';
 import { deliveryBody, signedRequest } from '../src/engine/signed-request';
 import { attemptRecorder, type AttemptRecord } from '../src/events/deliveries';
 import { eventDelivery, type EventUrls, urlsOf } from '../src/events/events';
@@ -12,7 +12,7 @@ import { log, withLogContext } from '../src/log';
 import { attemptOutcome, deliveryMetrics } from '../src/metrics/delivery';
 import { createHttpClient, type SendResult } from '../src/outbound/http-client';
 import type { CustomHeader } from '../src/webhooks/tables';
-import { healthFollowUp, type HealthSignals } from './health';
+import { healthFollowUp } from './health';
 
 /**
  * Delivery attempts: read what the attempt needs (one statement), build each signed

@@ -1,11 +1,11 @@
 import type { Config } from '../src/config';
 import type { Db } from '../src/db/database';
-import type { TargetOutcome } from '../src/engine/contract';
+import type { HealthSignals, TargetOutcome } from '../src/engine/contract';
 import { deliveryMetrics } from '../src/metrics/delivery';
 import { log } from '../src/log';
-import { policyView } from '../src/webhooks/health';
+import { policyView } from '../src/webhooks/health-view';
 import type { DisablePolicy } from '../src/webhooks/tables';
-import { disableGoneWebhook, disableIfSustained, type FailureRun, type HealthDecision, recordFailure, recordSuccess } from '../src/webhooks/webhooks';
+import { disableGoneWebhook, disableIfSustained, type FailureRun, type HealthDecision, recordFailure, recordSuccess } from '../src/webhooks/health';
 
 /**
  * A webhook's health after its delivery attempts: failures are counted in the webhook
@@ -16,12 +16,6 @@ import { disableGoneWebhook, disableIfSustained, type FailureRun, type HealthDec
  * Gone disables the webhook at once. Each change of state an operator cares about
  * is one info line (ids only).
  */
-
-/** How activities signal a webhook's health workflow (the engine sends it, starting the workflow if need be). */
-export interface HealthSignals {
-  failing(webhookId: string, since: Date): Promise<void>;
-  recovered(webhookId: string): Promise<void>;
-}
 
 export interface HealthDeps {
   config: Config;
@@ -88,15 +82,5 @@ export function createHealthActivities({ config, db }: { config: Config; db: Db 
     }
     return decision;
   }
-  return {
-    decideHealth,
-    /**
-     * The activity health workflows scheduled before `decideHealth` existed (with the
-     * policy of their start as further arguments, ignored): one still pending when the
-     * workers are upgraded runs here, under the current policy.
-     */
-    async disableIfSustained(webhookId: string, since: number, _minFailures?: number, _minSpanMs?: number): Promise<HealthDecision['verdict']> {
-      return (await decideHealth(webhookId, since)).verdict;
-    },
-  };
+  return { decideHealth };
 }

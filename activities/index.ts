@@ -1,7 +1,8 @@
 import type { Config } from '../src/config';
 import type { Db } from '../src/db/database';
 import { createDeliveryActivities } from './deliver';
-import { createHealthActivities, type HealthSignals } from './health';
+import type { HealthSignals } from '../src/engine/contract';
+import { createHealthActivities } from './health';
 import { createRetentionActivities } from './retention';
 import { createTrackerActivities } from './trackers';
 

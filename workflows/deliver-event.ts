@@ -121,8 +121,7 @@ export const deliverEvent: DeliverEvent = async (input) => {
         // The activity returns on the schedule's last attempt, so its Temporal attempts ran
         // out only when some of them sent nothing (the database unreachable, a lost worker).
         // The delivery's remaining attempts get one more activity, without a limit: the
-        // history grows by one activity per URL at most. (Runs recorded before the limit
-        // never failed this activity: their histories replay as they were.)
+        // history grows by one activity per URL at most.
         if (!(err instanceof ActivityFailure)) throw err;
         const cause = err.cause instanceof ApplicationFailure ? err.cause : undefined;
         const nextWait = typeof cause?.details?.[0] === 'number' ? cause.details[0] : 0;

@@ -71,17 +71,21 @@ export interface AttemptResult {
 
 export interface HealthInput {
   webhookId: string;
-  /**
-   * Only in runs started before the policy was read when deciding (their histories
-   * still replay): the policy of their start. The workflow holds none now.
-   */
-  disableAfterFailures?: number;
-  disableAfterMs?: number;
   /** Carried across continue-as-new: the start (epoch ms) of the run of failures being watched. */
   failingSince?: number;
 }
 
 export type WebhookHealth = (input: HealthInput) => Promise<void>;
+
+/**
+ * How delivery activities tell a webhook's health workflow that a run of failures
+ * started or goes on, or ended: the engine implements it (src/engine/starters.ts),
+ * starting the workflow if need be.
+ */
+export interface HealthSignals {
+  failing(webhookId: string, since: Date): Promise<void>;
+  recovered(webhookId: string): Promise<void>;
+}
 
 /** A run of failed attempts started at `since` (epoch ms); sent again every few failures of the run. */
 export const failingSignal = defineSignal<[{ since: number }]>('failing');

@@ -1,5 +1,6 @@
-import { type Client, ScheduleAlreadyRunning, type ScheduleExecutionActionResult, ScheduleNotFoundError, ScheduleOverlapPolicy } from '@temporalio/client';
+import { type Client, ScheduleAlreadyRunning, type ScheduleExecutionActionResult, ScheduleNotFoundError, type ScheduleOptionsStartWorkflowAction, ScheduleOverlapPolicy } from '@temporalio/client';
 import type { Config } from '../config';
+import { retention } from '../../workflows/retention';
 import { type Retention, type RetentionCounts, retentionScheduleId } from './contract';
 
 /**
@@ -10,10 +11,11 @@ import { type Retention, type RetentionCounts, retentionScheduleId } from './con
 export async function ensureRetentionSchedule(client: Client, config: Config): Promise<void> {
   const scheduleId = retentionScheduleId(config.taskQueue);
   const spec = { intervals: [{ every: config.retentionEveryMs }] };
-  const action = {
-    type: 'startWorkflow' as const,
-    workflowType: 'retention',
-    args: [{}] as Parameters<Retention>,
+  // By reference, as the starters start theirs: the arguments are type-checked.
+  const action: ScheduleOptionsStartWorkflowAction<Retention> = {
+    type: 'startWorkflow',
+    workflowType: retention,
+    args: [{}],
     taskQueue: config.taskQueue,
     // The Schedule appends each run's time to it.
     workflowId: scheduleId,

@@ -1,10 +1,9 @@
 import type { Client } from '@temporalio/client';
-import type { HealthSignals } from '../../activities/health';
 import type { Config } from '../config';
 import { webhookHealth } from '../../workflows/webhook-health';
 import { testTracker } from '../../workflows/test-tracker';
-import type { HealthWorkflows } from '../webhooks/webhooks';
-import { deletedSignal, failingSignal, healthWorkflowId, type HealthInput, reenabledSignal, recoveredSignal, testTrackerWorkflowId } from './contract';
+import type { HealthWorkflows } from '../webhooks/health';
+import { deletedSignal, failingSignal, healthWorkflowId, type HealthInput, type HealthSignals, reenabledSignal, recoveredSignal, testTrackerWorkflowId } from './contract';
 import type { TemporalDeps } from './client';
 
 /**

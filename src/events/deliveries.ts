@@ -6,7 +6,7 @@ import { redactUrl } from '../webhooks/url';
 import type { DeliveryState, EventStatus } from './tables';
 import { lockEventOnly, refreshEventStatus } from './status';
 import { type NewPayload, payloadRows } from './payloads';
-import { countFailures, type FailureRun, failureRun } from '../webhooks/webhooks';
+import { countFailures, type FailureRun, failureRun } from '../webhooks/health';
 
 /**
  * Recording delivery attempts (one row per event and webhook in event_deliveries):
@@ -59,7 +59,7 @@ export interface Recorded {
  * attempt) cannot move the status: the event is `retrying` before and after (see
  * the transitions in status.ts). Those batches, the bulk of the work while an
  * endpoint is down, are one statement with no lock, which also counts each
- * webhook's failure (webhooks.ts) and returns its run.
+ * webhook's failure (webhooks/health.ts) and returns its run.
  */
 export async function recordAttempts(db: Db, eventId: string, records: AttemptRecord[]): Promise<Recorded> {
   if (records.every((r) => r.payload && r.state === 'pending' && r.before.state === 'pending' && r.before.attempts >= 1)) {

@@ -17,7 +17,7 @@ import { deliveryProgress } from '../events/deliveries';
 import { endSession, exchangeLink, sessionPrincipal } from '../portal-sessions/portal-sessions';
 import type { Principal } from '../account/principal';
 import { sendTestEvent } from '../webhooks/test-events';
-import { healthOf } from '../webhooks/health';
+import { healthOf } from '../webhooks/health-view';
 import { rotateSecret } from '../webhooks/secret-rotation';
 import type { WebhookRow } from '../webhooks/tables';
 import { createWebhook, deleteWebhook, ownWebhook, ownWebhooks, updateWebhook, webhookView } from '../webhooks/webhooks';

@@ -3,7 +3,7 @@ import { sql } from 'kysely';
 import type { Executor } from '../db/database';
 import { isoMillis } from '../format';
 import { ownedBy, type Principal } from '../account/principal';
-import { HEALTH_WINDOW_HOURS } from './health';
+import { HEALTH_WINDOW_HOURS } from './health-view';
 
 /**
  * A webhook's recent delivery attempts and its success rate hour by hour over the

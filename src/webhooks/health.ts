@@ -1,109 +1,113 @@
-import { acknowledgedSql } from '../events/payloads';
-import { sql } from 'kysely';
-import { anyOf, type Db } from '../db/database';
-import type { DisablePolicy, HealthState, WebhookRow } from './tables';
-import { isoSeconds } from '../format';
-import type { Principal } from '../account/principal';
-import { ownWebhook } from './webhooks';
+import { anyOf, type Db, type Executor } from '../db/database';
+import type { DisablePolicy } from './tables';
 
 /**
- * A webhook's health (beyond the API specification, so the Webhook object keeps its wire shape):
- * the run of failures the engine counts (the API specification, 3.2), the last success and failure, and
- * the attempts of the last 24 hours, from the attempt log (Payloads). Read for many
- * webhooks at once (the portal's list) in three grouped queries.
+ * A webhook's health rules (the API specification, 3.2): the run of failed attempts the
+ * engine counts in the webhook row, its end, and disabling the webhook (a 410 Gone at
+ * once, a sustained run under the policy configured now); and what the webhook's health
+ * workflow is told when the webhook changes. What the API and the portal show of it is
+ * health-view.ts.
  */
-export const HEALTH_WINDOW_HOURS = 24;
-const MAX_ERROR_SHOWN = 500;
 
-export type WebhookHealth = ReturnType<typeof healthView>;
-
-/** GET /webhooks/:id/health */
-export async function webhookHealth(db: Db, who: Principal, id: string): Promise<WebhookHealth> {
-  const hook = await ownWebhook(db, who, id);
-  return (await healthOf(db, [hook])).get(hook.id)!;
+/**
+ * What the webhook's health workflow (src/engine) is told when its webhook changes:
+ * handed in by the operations, so this folder never reaches Temporal itself. Each
+ * resolves true when a running workflow heard it.
+ */
+export interface HealthWorkflows {
+  /** Re-enabled: the watch starts afresh (a new run, the current policy). */
+  restart(webhookId: string): Promise<boolean>;
+  /** Deleted: the workflow ends. */
+  end(webhookId: string): Promise<boolean>;
 }
 
-/** The health of some webhooks (rows the caller already scoped), by webhook id. */
-export async function healthOf(db: Db, hooks: WebhookRow[]): Promise<Map<string, WebhookHealth>> {
-  const ids = hooks.map((h) => h.id);
-  const ok = acknowledgedSql();
-  const [successes, failures, windows] = ids.length
-    ? await Promise.all([
-        db.selectFrom('payloads').distinctOn('webhook_id').select(['webhook_id', 'created_at']).where('webhook_id', '=', anyOf(ids)).where(ok).orderBy('webhook_id').orderBy('id', 'desc').execute(),
-        db
-          .selectFrom('payloads')
-          .distinctOn('webhook_id')
-          .select(['webhook_id', 'created_at', 'response_code', 'response_body'])
-          .where('webhook_id', '=', anyOf(ids))
-          .where(sql<boolean>`not (${ok})`)
-          .orderBy('webhook_id')
-          .orderBy('id', 'desc')
-          .execute(),
-        db
-          .selectFrom('payloads')
-          .select(['webhook_id', sql<number>`count(*)`.as('attempts'), sql<number>`count(*) filter (where ${ok})`.as('succeeded')])
-          .where('webhook_id', '=', anyOf(ids))
-          .where('created_at', '>=', new Date(Date.now() - HEALTH_WINDOW_HOURS * 3_600_000))
-          .groupBy('webhook_id')
-          .execute(),
-      ])
-    : [[], [], []];
-  const byId = <T extends { webhook_id: string }>(rows: T[]) => new Map(rows.map((r) => [r.webhook_id, r]));
-  const [success, failure, window] = [byId(successes), byId(failures), byId(windows)];
-  return new Map(hooks.map((h) => [h.id, healthView(h, success.get(h.id), failure.get(h.id), window.get(h.id))]));
-}
-
-function healthView(
-  hook: WebhookRow,
-  lastSuccess: { created_at: Date } | undefined,
-  lastFailure: { created_at: Date; response_code: number; response_body: string } | undefined,
-  window: { attempts: number; succeeded: number } | undefined,
-) {
-  const attempts = Number(window?.attempts ?? 0);
-  const succeeded = Number(window?.succeeded ?? 0);
-  return {
-    object: 'WebhookHealth' as const,
-    webhook_id: hook.id,
-    status: healthState(hook, lastSuccess?.created_at, lastFailure?.created_at),
-    consecutive_failures: hook.consecutive_failures,
-    failing_since: hook.failing_since ? isoSeconds(hook.failing_since) : null,
-    disabled_at: hook.disabled_at ? isoSeconds(hook.disabled_at) : null,
-    disabled_reason: hook.disabled_at ? hook.disabled_reason : null,
-    disabled_policy: hook.disabled_at && hook.disabled_policy ? policyView(hook.disabled_policy) : null,
-    reenabled_at: hook.reenabled_at ? isoSeconds(hook.reenabled_at) : null,
-    last_success_at: lastSuccess ? isoSeconds(lastSuccess.created_at) : null,
-    last_failure_at: lastFailure ? isoSeconds(lastFailure.created_at) : null,
-    last_failure_response_code: lastFailure?.response_code ?? null,
-    last_error: lastFailure ? lastFailure.response_body.slice(0, MAX_ERROR_SHOWN) : null,
-    last_24h: { attempts, succeeded, failed: attempts - succeeded },
-  };
+/** A run of failed attempts: when it started and how many in a row have failed (1 = the last one started it). */
+export interface FailureRun {
+  failingSince: Date;
+  consecutiveFailures: number;
 }
 
 /**
- * The state the view names. The run of failures the engine counts decides `failing`;
- * attempts from before the last re-enable say nothing about the endpoint now
- * (`waiting` until the next one).
+ * The statement that counts a failed attempt to each of `ids`, returning each one's
+ * run; also a CTE of the statement that records later attempts (events/deliveries.ts).
  */
-function healthState(hook: WebhookRow, lastSuccess: Date | undefined, lastFailure: Date | undefined): HealthState {
-  if (hook.disabled_at) return 'disabled';
-  if (hook.failing_since) return 'failing';
-  const since = hook.reenabled_at?.getTime() ?? -Infinity;
-  const success = lastSuccess && lastSuccess.getTime() >= since;
-  const failure = lastFailure && lastFailure.getTime() >= since;
-  if (success) return 'healthy';
-  if (failure) return 'failing';
-  return hook.reenabled_at ? 'waiting' : 'untested';
+export function countFailures(db: Executor, ids: readonly string[], at: Date) {
+  return db
+    .updateTable('webhooks')
+    .set((eb) => ({ consecutive_failures: eb('consecutive_failures', '+', 1), failing_since: eb.fn.coalesce('failing_since', eb.val(at)) }))
+    .where('id', '=', anyOf(ids))
+    // A deleted webhook has no run: a failure that raced its deletion must not start its health workflow again.
+    .where('deleted_at', 'is', null)
+    .returning(['id', 'failing_since', 'consecutive_failures']);
 }
 
-/** A disable policy as the view and the logs show it: `{failures: 20, after: "5d"}`. */
-export function policyView(policy: DisablePolicy) {
-  return { failures: policy.failures, after: durationText(policy.afterMs) };
+/** A row `countFailures` returned, as a run. */
+export function failureRun(row: { failing_since: Date | null; consecutive_failures: number }): FailureRun | undefined {
+  return row.failing_since ? { failingSince: row.failing_since, consecutiveFailures: row.consecutive_failures } : undefined;
 }
 
-const UNITS: [string, number][] = [['d', 86_400_000], ['h', 3_600_000], ['m', 60_000], ['s', 1000]];
+/** Counts a failed attempt on its own. Returns the run it belongs to. */
+export async function recordFailure(db: Executor, id: string, at: Date): Promise<FailureRun | undefined> {
+  const row = await countFailures(db, [id], at).executeTakeFirst();
+  return row && failureRun(row);
+}
 
-/** A duration in the largest unit that states it whole (the form SHIPHOOK_DISABLE_AFTER takes): `5d`, `90m`, `1500ms`. */
-function durationText(ms: number): string {
-  const unit = UNITS.find(([, size]) => ms >= size && ms % size === 0);
-  return unit ? `${ms / unit[1]}${unit[0]}` : `${ms}ms`;
+/** A successful attempt ends the run; true when there was one (the health workflow is told). */
+export async function recordSuccess(db: Executor, id: string): Promise<boolean> {
+  const result = await db
+    .updateTable('webhooks')
+    .set({ failing_since: null, consecutive_failures: 0 })
+    .where('id', '=', id)
+    .where('failing_since', 'is not', null)
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
+/** When a run of failures is looked at again while it has not lasted long enough: at most this long, so a changed policy applies within it. */
+export const RECHECK_MS = 60 * 60 * 1000;
+
+/**
+ * What the health workflow does next about a run of failures: the webhook was
+ * disabled now; the run ended (a success, an update, already disabled); the
+ * webhook is deleted (the workflow ends); or look again in `checkInMs`.
+ */
+export type HealthDecision = { verdict: 'disabled' | 'run ended' | 'deleted' } | { verdict: 'not yet'; checkInMs: number };
+
+/**
+ * Disables the webhook if the run of failures that started at `since` is still
+ * going, has at least `policy.failures` attempts and has lasted at least
+ * `policy.afterMs` (the policy as configured now, stored with the reason).
+ */
+export async function disableIfSustained(db: Db, id: string, since: Date, policy: DisablePolicy, now: Date): Promise<HealthDecision> {
+  const disabled = await db
+    .updateTable('webhooks')
+    .set({ disabled_at: now, disabled_reason: 'sustained_failures', disabled_policy: JSON.stringify(policy) })
+    .where('id', '=', id)
+    .where('failing_since', '=', since)
+    .where('failing_since', '<=', new Date(now.getTime() - policy.afterMs))
+    .where('consecutive_failures', '>=', policy.failures)
+    .where('disabled_at', 'is', null)
+    .where('deleted_at', 'is', null)
+    .executeTakeFirst();
+  if (disabled.numUpdatedRows > 0n) return { verdict: 'disabled' };
+  const row = await db.selectFrom('webhooks').select(['failing_since', 'disabled_at', 'deleted_at']).where('id', '=', id).executeTakeFirst();
+  if (!row || row.deleted_at) return { verdict: 'deleted' };
+  if (row.disabled_at || row.failing_since?.getTime() !== since.getTime()) return { verdict: 'run ended' };
+  // Not long enough yet: look again when the span is over. Or it is, but too few attempts
+  // failed so far: the failure that reaches the threshold signals the workflow, which
+  // looks again then; the recheck only covers a signal lost on the way.
+  const due = since.getTime() + policy.afterMs - now.getTime();
+  return { verdict: 'not yet', checkInMs: due > 0 ? Math.min(due, RECHECK_MS) : RECHECK_MS };
+}
+
+/** Disables the webhook because its endpoint answered 410 Gone, if it is still enabled; true when it changed something. */
+export async function disableGoneWebhook(db: Executor, id: string, at: Date): Promise<boolean> {
+  const result = await db
+    .updateTable('webhooks')
+    .set({ disabled_at: at, disabled_reason: 'endpoint_gone', disabled_policy: null })
+    .where('id', '=', id)
+    .where('disabled_at', 'is', null)
+    .where('deleted_at', 'is', null)
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
 }

@@ -8,7 +8,7 @@ import { notFound } from '../errors/api-error';
 import { defineOperation } from '../operation';
 import { recoverWebhook } from './recovery';
 import { RECOVER_INPUT, RecoverBody, Recovery } from './recovery.schema';
-import { webhookHealth } from './health';
+import { webhookHealth } from './health-view';
 import { rotateSecret } from './secret-rotation';
 import { sendTestEvent } from './test-events';
 import { createWebhook, deleteWebhook, getWebhook, listWebhooks, ownWebhook, updateWebhook } from './webhooks';

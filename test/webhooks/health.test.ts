@@ -1,12 +1,6 @@
 import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
-import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createActivities } from '../../activities';
-import type { Config } from '../../src/config';
-import { workflowBundle } from '../../src/engine/bundle';
-import { failingSignal, healthWorkflowId, type WebhookHealth } from '../../src/engine/contract';
-import { healthSignals } from '../../src/engine/starters';
+import { healthWorkflowId } from '../../src/engine/contract';
 import { eventStatus, publish, webhook } from '../support/events';
 import { call, createAccount, errorOf } from '../support/http';
 import { isolatedSystem } from '../support/isolated';
@@ -165,48 +159,6 @@ describe('a changed disable policy', () => {
       await iso.close();
     }
   }, 120_000);
-});
-
-describe('health workflows started by the earlier code (the policy in their input)', () => {
-  it('replay their history on today’s code, then decide under the current policy; the history they go on with replays too', async () => {
-    const acct = await createAccount(sys);
-    const hook = await webhook(sys, acct.testKey, 'https://example.com/legacy');
-    const since = new Date(Date.now() - 60_000);
-    await sys.db.updateTable('webhooks').set({ consecutive_failures: 5, failing_since: since }).where('id', '=', hook.id).execute();
-    const taskQueue = `legacy-health-${process.pid}-${Date.now()}`;
-    const client = await sys.temporal();
-    const connection = await NativeConnection.connect({ address: sys.config.temporalAddress! });
-    const worker = (code: Pick<WorkerOptions, 'workflowsPath' | 'workflowBundle'>, config: Config) =>
-      Worker.create({ connection, namespace: sys.config.temporalNamespace, taskQueue, ...code, activities: createActivities({ config, db: sys.db, health: healthSignals(client, config) }) });
-    try {
-      // The earlier code, started as it started runs (20 failures over 1 h in its input): it waits on a timer for the span.
-      const earlier = await worker({ workflowsPath: fileURLToPath(new URL('../fixtures/workflows/webhook-health-before-policy.ts', import.meta.url)) }, sys.config);
-      const handle = await earlier.runUntil(async () => {
-        const h = await client.workflow.start<WebhookHealth>('webhookHealth', { taskQueue, workflowId: healthWorkflowId(hook.id), args: [{ webhookId: hook.id, disableAfterFailures: 20, disableAfterMs: 3_600_000 }] });
-        await h.signal(failingSignal, { since: since.getTime() });
-        await eventually(async () => ((await h.fetchHistory()).events ?? []).some((e) => e.timerStartedEventAttributes) || undefined, 30_000, 'the earlier run to wait on its timer');
-        return h;
-      });
-
-      // Today's code on a worker configured with 3 failures over 1 s: the run's next signal makes it decide.
-      const bundle = await workflowBundle(undefined);
-      const today = await worker({ workflowBundle: bundle }, { ...sys.config, disableAfterFailures: 3, disableAfterMs: 1000 });
-      const disabled = await today.runUntil(async () => {
-        await handle.signal(failingSignal, { since: since.getTime() });
-        return healthWhen(sys, acct.testKey, hook.id, (h) => h.status === 'disabled', 'the webhook to be disabled under the current policy', 40_000);
-      });
-      expect(disabled).toMatchObject({ disabled_reason: 'sustained_failures', disabled_policy: { failures: 3, after: '1s' } });
-      const history = await handle.fetchHistory();
-      const events = history.events ?? [];
-      expect(events.filter((e) => e.workflowTaskFailedEventAttributes)).toEqual([]);
-      const markers = events.flatMap((e) => (e.markerRecordedEventAttributes?.markerName ? [e.markerRecordedEventAttributes.markerName] : []));
-      expect(markers).toEqual(['core_patch']);
-      await expect(Worker.runReplayHistory({ workflowBundle: bundle, replayName: 'legacy-health' }, history, handle.workflowId)).resolves.toBeUndefined();
-      await handle.terminate('test over');
-    } finally {
-      await connection.close();
-    }
-  }, 180_000);
 });
 
 describe('PATCH /webhooks/:id in the create body’s shape', () => {
