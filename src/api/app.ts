@@ -4,7 +4,7 @@ import { type Db, isDatabaseUnavailable } from '../db/database';
 import { ApiError } from '../errors/api-error';
 import { readiness, readinessAnswer } from '../health';
 import { log } from '../log';
-import { httpMetrics, routeTemplate } from '../metrics/http';
+import { httpMetrics, routeTemplate } from './http-metrics';
 import { METRICS_CONTENT_TYPE, metricsText, startProcessMetrics } from '../metrics/exposition';
 import { requireAdmin } from './admin-auth';
 import type { Operation } from '../operation';

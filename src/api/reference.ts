@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module';
 import express, { Router } from 'express';
 import { ApiError } from '../errors/api-error';
-import { servedAs } from '../metrics/http';
+import { servedAs } from './http-metrics';
 import { OPENAPI_PATH, openapiJson } from './openapi';
 
 /**

@@ -1,6 +1,6 @@
 import type { RequestHandler } from 'express';
 import { log } from '../log';
-import { routeTemplate } from '../metrics/http';
+import { routeTemplate } from './http-metrics';
 import { requestIdOf } from './request-id';
 
 /** What a load balancer, an orchestrator or Prometheus calls every few seconds: counted in /metrics, not logged. */

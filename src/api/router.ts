@@ -1,6 +1,6 @@
 import { type Request, type RequestHandler, type Response, Router } from 'express';
 import { ApiError } from '../errors/api-error';
-import { noteRoute } from '../metrics/http';
+import { noteRoute } from './http-metrics';
 import { requireJsonBody } from './json-body';
 import type { Operation } from '../operation';
 import type { Answer } from './idempotency';

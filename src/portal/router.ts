@@ -25,7 +25,7 @@ import { ApiError } from '../errors/api-error';
 import { parseInput } from '../schema';
 import { TEST_EVENT_INPUT, TestEventBody, UpdateWebhookBody, WEBHOOK_INPUT, WebhookCreate } from '../webhooks/webhooks.schema';
 import { log } from '../log';
-import { routeTemplate } from '../metrics/http';
+import { routeTemplate } from '../api/http-metrics';
 import { hourlyAttempts, recentAttempts } from '../webhooks/delivery-history';
 import { eventPage, eventsPage } from './event-pages';
 import { headersFrom } from './header-form';
