@@ -25,21 +25,13 @@ export async function addWebhook(origin: string, key: string, url: string) {
   return res.body;
 }
 
-export const EVENT_RESULT = { object: 'Tracker', id: 'trk_bench', status: 'in_transit', weight: 15, tracking_code: 'SIMT000', shipment_id: 'shp_bench' };
-
-const newEvent = (userId: string) => ({ user_id: userId, mode: 'test', description: 'tracker.updated', result: EVENT_RESULT, previous_attributes: { status: 'pre_transit' } });
+const EVENT_RESULT = { object: 'Tracker', id: 'trk_bench', status: 'in_transit', weight: 15, tracking_code: 'SIMT000', shipment_id: 'shp_bench' };
+export const newEvent = (userId: string) => ({ user_id: userId, mode: 'test', description: 'tracker.updated', result: EVENT_RESULT, previous_attributes: { status: 'pre_transit' } });
 
 export async function publish(origin: string, userId: string) {
   const res = await api(origin, 'POST', '/admin/v1/events', { admin: true, body: newEvent(userId) });
   if (res.status !== 201) throw new Error(`publish: ${res.status} ${JSON.stringify(res.body)}`);
   return res.body.id as string;
-}
-
-/** `n` events in one `POST /admin/v1/events/batch`; their ids in order. */
-export async function publishBatch(origin: string, userId: string, n: number): Promise<string[]> {
-  const res = await api(origin, 'POST', '/admin/v1/events/batch', { admin: true, body: { events: Array.from({ length: n }, () => newEvent(userId)) } });
-  if (res.status !== 201) throw new Error(`publish batch: ${res.status} ${JSON.stringify(res.body).slice(0, 300)}`);
-  return res.body.events.map((e: { id: string }) => e.id);
 }
 
 /**

@@ -1,6 +1,6 @@
 import type { Client } from '@temporalio/client';
 import pg from 'pg';
-import { cpuSeconds, round, treeCpuSeconds } from './processes';
+import { childrenByParent, cpuSeconds, round, treeCpuSeconds } from './processes';
 import { type BenchSystem, benchDb } from './system';
 
 /**
@@ -20,10 +20,10 @@ export async function startCostMeter(sys: BenchSystem): Promise<CostMeter> {
     .then(() => db.query('select pg_stat_statements_reset()'))
     .then(() => true, () => false); // not loaded (an external DATABASE_URL): CPU and history only
   const persistenceBefore = await persistenceByOperation(sys.temporalMetricsUrl);
-  const cpuBefore = cpuByProcess(sys);
+  const cpuBefore = await cpuByProcess(sys);
   return {
     async stop(events, sample = []) {
-      const cpuAfter = cpuByProcess(sys);
+      const cpuAfter = await cpuByProcess(sys);
       const cpuMs: Record<string, number> = {};
       for (const [name, seconds] of Object.entries(cpuAfter)) cpuMs[name] = round(((seconds - (cpuBefore[name] ?? 0)) * 1000) / events, 2);
       cpuMs.total = round(Object.values(cpuMs).reduce((a, b) => a + b, 0), 2);
@@ -44,9 +44,10 @@ export async function startCostMeter(sys: BenchSystem): Promise<CostMeter> {
 }
 
 /** CPU seconds so far of each part of the system (PostgreSQL: the server and its backends). */
-function cpuByProcess(sys: BenchSystem): Record<string, number> {
+async function cpuByProcess(sys: BenchSystem): Promise<Record<string, number>> {
+  const children = await childrenByParent();
   const out: Record<string, number> = {};
-  for (const [name, pid] of Object.entries(sys.processes())) out[name] = treeCpuSeconds(pid);
+  for (const [name, pid] of Object.entries(sys.processes())) out[name] = treeCpuSeconds(pid, children);
   out.bench = cpuSeconds(process.pid); // publisher, receivers, this meter
   return out;
 }

@@ -16,26 +16,21 @@ export function findPids(match: (cmd: string) => boolean): number[] {
   });
 }
 
-/** Every process's children, read once: what `descendants` walks. */
-function childrenByParent(): Map<number, number[]> {
-  const children = new Map<number, number[]>();
-  for (const d of readdirSync('/proc')) {
-    if (!/^\d+$/.test(d)) continue;
-    try {
-      const ppid = parentOf(readFileSync(`/proc/${d}/stat`, 'utf8'));
-      children.set(ppid, [...(children.get(ppid) ?? []), Number(d)]);
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return children;
-}
-
 /** The parent's pid in a /proc/<pid>/stat line. */
 const parentOf = (stat: string) => Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
 
+/** Every process's children, read once: what `descendants` walks. */
+export async function childrenByParent(): Promise<Map<number, number[]>> {
+  const children = new Map<number, number[]>();
+  await Promise.all((await readdir('/proc')).filter((d) => /^\d+$/.test(d)).map(async (d) => {
+    const stat = await readFile(`/proc/${d}/stat`, 'utf8').catch(() => undefined); // gone meanwhile
+    if (stat) children.set(parentOf(stat), [...(children.get(parentOf(stat)) ?? []), Number(d)]);
+  }));
+  return children;
+}
+
 /** `pid` and every process below it (PostgreSQL's backends, the api's cluster workers). */
-export function descendants(pid: number, children = childrenByParent()): number[] {
+export function descendants(pid: number, children: Map<number, number[]>): number[] {
   const out = [pid];
   for (let i = 0; i < out.length; i++) out.push(...(children.get(out[i]!) ?? []));
   return out;
@@ -59,12 +54,8 @@ async function memoryMb(pid: number, kind: MemoryKind): Promise<number> {
 }
 
 /** Memory (MB) of each named process with everything below it. */
-async function memoryByProcess(pids: Record<string, number>, kind: MemoryKind): Promise<Record<string, number>> {
-  const children = new Map<number, number[]>();
-  await Promise.all((await readdir('/proc')).filter((d) => /^\d+$/.test(d)).map(async (d) => {
-    const stat = await readFile(`/proc/${d}/stat`, 'utf8').catch(() => undefined); // gone meanwhile
-    if (stat) children.set(parentOf(stat), [...(children.get(parentOf(stat)) ?? []), Number(d)]);
-  }));
+export async function memoryByProcess(pids: Record<string, number>, kind: MemoryKind): Promise<Record<string, number>> {
+  const children = await childrenByParent();
   const sums = await Promise.all(Object.values(pids).map(async (pid) => (await Promise.all(descendants(pid, children).map((p) => memoryMb(p, kind)))).reduce((s, mb) => s + mb, 0)));
   return Object.fromEntries(Object.keys(pids).map((name, i) => [name, sums[i]!]));
 }
@@ -87,7 +78,7 @@ function cpuFields(pid: number): number[] {
 }
 
 /** With what reaped children used too (PostgreSQL's backends come and go): every CPU second of the tree, once. */
-export const treeCpuSeconds = (pid: number) => descendants(pid).reduce((s, p) => s + cpuFields(p).reduce((a, b) => a + b, 0), 0);
+export const treeCpuSeconds = (pid: number, children: Map<number, number[]>) => descendants(pid, children).reduce((s, p) => s + cpuFields(p).reduce((a, b) => a + b, 0), 0);
 
 export interface MemoryPeaks {
   /** The largest sum over every process of the system at one sample. */

@@ -2,14 +2,9 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { burst, settle, steadyLoad } from './delivery-scenarios';
-import { floor } from './floor-scenario';
+import { LAB, type LabContext } from './lab';
 import { memorySampler, round } from './processes';
-import { retry } from './retry-scenario';
-import { saturation } from './saturation-scenario';
-import { batchPublish } from './batch-scenario';
-import { soak, SOAK_ENV } from './soak-scenario';
 import { correctness, performanceTargets } from './targets';
 import { type BenchSystem, startBenchSystem, TOPOLOGIES, type Topology } from './system';
 
@@ -21,88 +16,88 @@ import { type BenchSystem, startBenchSystem, TOPOLOGIES, type Topology } from '.
  * instead of a hung run. Exits 1 when an event was lost or not completed; a performance
  * target not met does not change the exit code. What each scenario is for: docs/performance.md.
  */
-const ALL = ['floor', 'burst', 'latency', 'failure', 'retry', 'saturation'];
-/** Run only when named (`npm run bench -- soak`, or with --only). */
-const OPT_IN = ['batch', 'soak'];
-const USAGE = `npm run bench -- [scenario…] [--quick] [--only ${[...ALL, ...OPT_IN].join(',')}] [--topology machine|npm-start|compose] [--temporal-memory] [--minutes M] [--events N] [--rate R] [--seconds S] [--failing-endpoint 500|hang] [--attempt-timeout 15s] [--retry-events N] [--saturation-rate R] [--saturation-seconds S] [--profile]`;
+/** What the targets read (bench/targets.ts); the lab's scenarios (bench/lab/) run only when named. */
+const SCENARIOS: Record<string, string> = {
+  burst: 'N events × 3 webhooks as fast as the API takes them (--events)',
+  latency: 'steady load to 3 healthy webhooks (--rate, --seconds): latency, CPU per event, memory',
+  failure: 'the latency load with 1 of 3 endpoints failing, then a replay of what still retries',
+};
+/** Flags that take a value, and their help; the lab's scenarios add their own. */
+const FLAGS: Record<string, string> = {
+  only: 'scenarios, comma-separated (or name them as arguments)',
+  events: 'burst size (default 2000; --quick 200)',
+  rate: 'events/s offered by latency and failure (default 20; --quick 10)',
+  seconds: 'their duration (default 60; --quick 10)',
+  'failing-endpoint': 'failure: 500 (default) or hang (never answers)',
+  'attempt-timeout': "the engine's SHIPHOOK_ATTEMPT_TIMEOUT (default 5s; production's is 15s)",
+  topology: 'machine (default), npm-start or compose: which processes run (bench/system.ts)',
+  ...Object.assign({}, ...Object.values(LAB).map((s) => s.flags ?? {})),
+};
+const SWITCHES: Record<string, string> = {
+  quick: 'small sizes: a few minutes',
+  'temporal-memory': "the dev server's store in memory instead of a file (whose growth the storage figures include)",
+  profile: 'api and workers write V8 CPU profiles to bench/results/profiles-<date>/',
+  help: 'this',
+};
+const USAGE = [
+  'npm run bench -- [scenario…] [--flag…]',
+  'scenarios (default: all of these):',
+  ...Object.entries(SCENARIOS).map(([name, about]) => `  ${name.padEnd(12)}${about}`),
+  'opt-in, run only when named (bench/lab/):',
+  ...Object.entries(LAB).map(([name, s]) => `  ${name.padEnd(12)}${s.about}`),
+  'flags:',
+  ...Object.entries(SWITCHES).map(([name, help]) => `  --${name.padEnd(22)}${help}`),
+  ...Object.entries(FLAGS).map(([name, help]) => `  --${`${name} X`.padEnd(22)}${help}`),
+].join('\n');
 const { values, positionals } = parseArgs({
   options: {
-    quick: { type: 'boolean' },
-    only: { type: 'string' },
-    events: { type: 'string' }, // burst size (and the floor's)
-    rate: { type: 'string' }, // latency and failure: events/s offered
-    seconds: { type: 'string' }, // latency and failure: duration
-    'failing-endpoint': { type: 'string' }, // failure: 500 (default) or hang (never answers)
-    'attempt-timeout': { type: 'string' }, // the engine's SHIPHOOK_ATTEMPT_TIMEOUT (default 5s; production's is 15s)
-    'retry-events': { type: 'string' }, // retry: events whose later attempts are measured
-    'saturation-rate': { type: 'string' }, // saturation: events/s offered (default: twice the burst's end-to-end rate)
-    'saturation-seconds': { type: 'string' }, // saturation: seconds of publishing
-    profile: { type: 'boolean' }, // api and workers write V8 CPU profiles to bench/results/profiles-<date>/
-    topology: { type: 'string' }, // which processes run (bench/system.ts): machine (default), npm-start, compose
-    'temporal-memory': { type: 'boolean' }, // the dev server's store in memory instead of a file (whose growth the storage figures include)
-    minutes: { type: 'string' }, // soak: duration (default SOAK_MINUTES or 60)
-    help: { type: 'boolean' },
+    ...Object.fromEntries(Object.keys(FLAGS).map((name) => [name, { type: 'string' as const }])),
+    ...Object.fromEntries(Object.keys(SWITCHES).map((name) => [name, { type: 'boolean' as const }])),
   },
   allowPositionals: true,
 });
+const flag = (name: string) => values[name] as string | undefined;
 if (values.help) {
   process.stdout.write(`${USAGE}\n`);
   process.exit(0);
 }
-const named = [...positionals, ...(values.only ? values.only.split(',').map((s) => s.trim()) : [])];
-const selected = new Set(named.length ? named : ALL);
-for (const s of selected) if (![...ALL, ...OPT_IN].includes(s)) throw new Error(`unknown scenario "${s}"; one of ${[...ALL, ...OPT_IN].join(', ')}`);
-// The soak's engine runs with retention of minutes and a short retry schedule (SOAK_ENV), which the other scenarios' figures must not have.
-if (selected.has('soak') && selected.size > 1) throw new Error('the soak runs alone: npm run bench -- soak [--minutes M]');
-const failingEndpoint = values['failing-endpoint'] ?? '500';
-if (failingEndpoint !== '500' && failingEndpoint !== 'hang') {
-  console.error(`--failing-endpoint must be 500 or hang\n${USAGE}`);
+function usageError(message: string): never {
+  console.error(`${message}\n${USAGE}`);
   process.exit(2);
 }
-
-const topology = (values.topology ?? 'machine') as Topology;
-if (!TOPOLOGIES.includes(topology)) {
-  console.error(`--topology must be one of ${TOPOLOGIES.join(', ')}\n${USAGE}`);
-  process.exit(2);
-}
+const named = [...positionals, ...(flag('only')?.split(',').map((s) => s.trim()) ?? [])];
+const selected = new Set(named.length ? named : Object.keys(SCENARIOS));
+for (const s of selected) if (!(s in SCENARIOS) && !(s in LAB)) usageError(`unknown scenario "${s}"`);
+// A lab scenario with engine settings of its own (the soak's retention of minutes) runs alone: the others' figures must not have them.
+const alone = [...selected].find((s) => LAB[s]?.env);
+if (alone && selected.size > 1) usageError(`${alone} runs alone: npm run bench -- ${alone}`);
+const failingEndpoint = flag('failing-endpoint') ?? '500';
+if (failingEndpoint !== '500' && failingEndpoint !== 'hang') usageError('--failing-endpoint must be 500 or hang');
+const topology = (flag('topology') ?? 'machine') as Topology;
+if (!TOPOLOGIES.includes(topology)) usageError(`--topology must be one of ${TOPOLOGIES.join(', ')}`);
 
 const quick = values.quick === true;
-const num = (text: string | undefined, fallback: number, name: string) => {
+const number = (name: string, fallback: number) => {
+  const text = flag(name);
   if (text === undefined) return fallback;
   const n = Number(text);
-  if (!(n > 0)) throw new Error(`--${name} must be a positive number`);
+  if (!(n > 0)) usageError(`--${name} must be a positive number`);
   return n;
 };
-const sizes = {
-  burstEvents: num(values.events, quick ? 200 : 2000, 'events'),
-  latencyRate: num(values.rate, quick ? 10 : 20, 'rate'),
-  latencySeconds: num(values.seconds, quick ? 10 : 60, 'seconds'),
-  retryEvents: num(values['retry-events'], quick ? 60 : 300, 'retry-events'),
-  retryPublishRate: quick ? 20 : 50,
-  saturationRate: values['saturation-rate'] === undefined ? undefined : num(values['saturation-rate'], 0, 'saturation-rate'),
-  saturationSeconds: num(values['saturation-seconds'], quick ? 15 : 60, 'saturation-seconds'),
-  saturationSampleSeconds: quick ? 2 : 5,
-  soakMinutes: num(values.minutes ?? process.env.SOAK_MINUTES, 60, 'minutes'),
-  soakRate: num(values.rate, 20, 'rate'),
-};
+const sizes = { burstEvents: number('events', quick ? 200 : 2000), latencyRate: number('rate', quick ? 10 : 20), latencySeconds: number('seconds', quick ? 10 : 60) };
 // Time bounds (ms) on every wait, so that a slow engine yields a partial result instead of a hung run.
 const budget = {
   burstWait: quick ? 60_000 : 240_000,
   latencyWait: quick ? 30_000 : 60_000,
   settle: quick ? 30_000 : 45_000,
-  retryWait: quick ? 30_000 : 60_000,
-  saturationDrain: quick ? 120_000 : 360_000,
   // After a recovery the replayed events (one URL each) are delivered again: thousands in a full run.
   replaySettle: quick ? 60_000 : 180_000,
 };
 
-// The production retry schedule (5s, 5m, 30m, …): the failure and saturation scenarios
-// measure what a failing endpoint costs in production. The retry scenario sets its own.
-const BASE_ENV = { SHIPHOOK_ATTEMPT_TIMEOUT: values['attempt-timeout'] ?? '5s', SHIPHOOK_DISABLE_AFTER_FAILURES: '1000000', ...(selected.has('soak') ? SOAK_ENV : {}) };
+// The production retry schedule (5s, 5m, 30m, …): the failure scenario measures what a
+// failing endpoint costs in production. A lab scenario may set its own.
+const BASE_ENV = { SHIPHOOK_ATTEMPT_TIMEOUT: flag('attempt-timeout') ?? '5s', SHIPHOOK_DISABLE_AFTER_FAILURES: '1000000', ...(alone ? LAB[alone]!.env : {}) };
 const log = (msg: string) => process.stderr.write(`[bench] ${new Date().toISOString().slice(11, 19)} ${msg}\n`);
-
-// The floor scenario runs a worker in this process: its SDK logs only from WARN up.
-Runtime.install({ logger: new DefaultLogger('WARN') });
 
 const started = performance.now();
 let sys: BenchSystem | undefined;
@@ -122,8 +117,7 @@ const died = (reason: string) => {
   log(`${reason}; stopping the system, no results`);
   void stopSystem().finally(() => process.exit(1));
 };
-// The soak measures the store's growth: in a file.
-sys = await startBenchSystem(BASE_ENV, { profileDir, onDied: died, topology, temporalMemory: values['temporal-memory'] === true && !selected.has('soak') });
+sys = await startBenchSystem(BASE_ENV, { profileDir, onDied: died, topology, temporalMemory: values['temporal-memory'] === true });
 const memory = memorySampler(() => sys!.processes());
 const results: Record<string, Record<string, unknown>> = {};
 const seconds: Record<string, number> = {};
@@ -144,25 +138,13 @@ const step = async (name: string, fn: (s: BenchSystem) => Promise<Record<string,
   seconds[name] = round((performance.now() - t0) / 1000);
 };
 const load = { rate: sizes.latencyRate, seconds: sizes.latencySeconds, waitMs: budget.latencyWait };
-const burstRate = () => results.burst?.events_per_second_end_to_end as number | undefined;
+const lab: LabContext = { quick, number, results };
 
 try {
-  await step('floor', (s) => floor(s, sizes.burstEvents, budget.burstWait));
-  await step('burst', async (s) => {
-    const b = await burst(s, sizes.burstEvents, budget.burstWait);
-    const floorRate = results.floor?.workflows_per_second as number | undefined;
-    return { ...b, engine_to_floor: floorRate ? round(b.events_per_second_end_to_end / floorRate, 2) : 'run with the floor scenario to compare' };
-  });
+  await step('burst', (s) => burst(s, sizes.burstEvents, budget.burstWait));
   await step('latency', (s) => steadyLoad(s, { ...load, settleMs: budget.settle }));
   await step('failure', (s) => steadyLoad(s, { ...load, settleMs: budget.replaySettle }, failingEndpoint));
-  await step('retry', (s) => retry(s, { events: sizes.retryEvents, rate: sizes.retryPublishRate, waitMs: budget.retryWait, windowMs: budget.retryWait, settleMs: 60_000 }));
-  await step('saturation', (s) => {
-    // More than the system takes: twice what the burst measured end to end.
-    const rate = sizes.saturationRate ?? (burstRate() ? round(2 * burstRate()!) : 100);
-    return saturation(s, { rate, seconds: sizes.saturationSeconds, sampleMs: sizes.saturationSampleSeconds * 1000, drainMs: budget.saturationDrain, settleMs: budget.replaySettle, burstRate: burstRate() });
-  });
-  await step('batch', (s) => batchPublish(s, { events: Math.max(1000, sizes.burstEvents), waitMs: budget.burstWait, settleMs: budget.settle }));
-  await step('soak', (s) => soak(s, { minutes: sizes.soakMinutes, rate: sizes.soakRate, sampleMs: 60_000, settleMs: budget.replaySettle }));
+  for (const [name, scenario] of Object.entries(LAB)) await step(name, (s) => scenario.run(s, lab));
 } finally {
   memory.stop();
   await stopSystem();

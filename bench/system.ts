@@ -21,9 +21,7 @@ export interface BenchSystem {
   temporalDbFile?: string;
   /** The embedded dev server's Prometheus endpoint; unset for an external TEMPORAL_ADDRESS. */
   temporalMetricsUrl?: string;
-  /** Mutable: `restartWorkers` replaces the workers' pids. */
-  pids: Record<string, number>;
-  /** Every process of the system by name, the embedded PostgreSQL with its backends too: what CPU and memory are summed over. */
+  /** Every process of the system by name (after `restartWorkers`, the new workers), the embedded PostgreSQL with its backends too: what CPU and memory are summed over. */
   processes(): Record<string, number>;
   /** Restarts both workers with extra env (the retry schedule is fixed by the dispatcher at workflow start). */
   restartWorkers(env: Record<string, string>): Promise<void>;
@@ -115,7 +113,6 @@ export async function startBenchSystem(env: Record<string, string>, opts: { prof
       temporalMetricsUrl: temporalMetricsPort ? `http://127.0.0.1:${temporalMetricsPort}/metrics` : undefined,
       databaseUrl: sys.databaseUrl,
       temporal,
-      pids,
       processes: () => ({ ...pids, ...(postgresPid ? { postgres: postgresPid } : {}) }),
       async restartWorkers(extra) {
         await Promise.all(running.map((w) => w.stop()));

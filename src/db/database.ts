@@ -75,10 +75,10 @@ export function createPgPool(databaseUrl: string, maxConnections: number, opts: 
 
 /**
  * Connections of a process's pool (api, worker). Each is a PostgreSQL backend with its own
- * memory (~3–7 MB: catalog caches, the plans of its prepared statements); a statement here
- * takes a millisecond or two and no transaction waits on anything outside the database, so
- * a few serve one process's load, and the pool opens them only as concurrency needs them
- * (ten made the embedded PostgreSQL's peak ~25 MB higher: docs/performance.md).
+ * memory (catalog caches, the plans of its prepared statements); a statement here is short
+ * and no transaction waits on anything outside the database, so a few serve one process's
+ * load, and the pool opens them only as concurrency needs them (what a backend holds, and
+ * what a larger pool cost the embedded PostgreSQL's peak: docs/performance.md).
  */
 export const DB_POOL_CONNECTIONS = 4;
 

@@ -14,17 +14,17 @@ export { MIN_NAMESPACE_RETENTION_MS } from './temporal-operator';
 const DEV_SERVER_GOGC = '400';
 /**
  * A soft bound on the dev server's Go heap: under it the collector runs at GOGC=400 (less CPU
- * per event), near it the collector runs sooner instead of letting the heap grow to five times
+ * per event), near it the collector runs sooner instead of letting the heap grow to several times
  * what is live. Go counts only its own heap here, not SQLite's pages. With the mutable-state
- * cache below the heap also holds at 160 MiB, ~80 MB less at the peak, but a burst then pays
- * for the collections in throughput (docs/performance.md): the bound is for memory that would
- * otherwise grow, not a squeeze.
+ * cache below the heap also holds at 160 MiB, for less memory at the peak, but a burst then pays
+ * for the collections in throughput (both figures: docs/performance.md): the bound is for memory
+ * that would otherwise grow, not a squeeze.
  */
 const DEV_SERVER_GOMEMLIMIT = '256MiB';
 /**
  * Workflow runs whose mutable state the dev server keeps in memory (`history.hostLevelCacheMaxSize`;
- * the CLI sets 8,096, and entries stay an hour): ~50 s of events at 20 events/s, every run
- * open at once in the bench, while closed runs no longer fill the Go heap. A run that has left
+ * the CLI sets 8,096, and entries stay an hour): room for every run open at once at everyday
+ * load (docs/performance.md), while closed runs no longer fill the Go heap. A run that has left
  * it is read back from SQLite when its next task comes (a retry 5 minutes on).
  */
 const DEV_SERVER_MUTABLE_STATE_CACHE = 1024;

@@ -55,7 +55,7 @@ async function isolatedDatabase(databaseUrl?: string): Promise<{ url: string; dr
 /**
  * The workers' workflow bundle, built once per content of the sources it is made
  * from and shared by every test file's worker processes (a worker started without one would build
- * it itself, ~10 s of CPU per start).
+ * it itself with webpack, the costliest part of its start, in every test file).
  */
 export async function workflowBundleFile(): Promise<string> {
   const hash = createHash('sha256');

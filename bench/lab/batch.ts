@@ -1,11 +1,19 @@
-import { account, addWebhook, pool, publish, publishBatch, waitUntil } from './client';
-import { startCostMeter } from './cost';
-import { lostOn, settle } from './delivery-scenarios';
-import { round } from './processes';
-import { startBenchReceiver } from './receivers';
-import type { BenchSystem } from './system';
+import { account, addWebhook, api, newEvent, pool, publish, waitUntil } from '../client';
+import { startCostMeter } from '../cost';
+import { lostOn, settle } from '../delivery-scenarios';
+import { round } from '../processes';
+import { startBenchReceiver } from '../receivers';
+import type { BenchSystem } from '../system';
+import type { LabScenario } from './index';
 
-export const BATCH_SIZE = 100;
+const BATCH_SIZE = 100;
+
+/** `n` events in one `POST /admin/v1/events/batch`; their ids in order. */
+async function publishBatch(origin: string, userId: string, n: number): Promise<string[]> {
+  const res = await api(origin, 'POST', '/admin/v1/events/batch', { admin: true, body: { events: Array.from({ length: n }, () => newEvent(userId)) } });
+  if (res.status !== 201) throw new Error(`publish batch: ${res.status} ${JSON.stringify(res.body).slice(0, 300)}`);
+  return res.body.events.map((e: { id: string }) => e.id);
+}
 
 /**
  * Publish CPU per event: `events` events one `POST /admin/v1/events` each (32 in
@@ -14,7 +22,12 @@ export const BATCH_SIZE = 100;
  * publish (the workers' dispatchers start the deliveries), so their CPU per event is the
  * publish cost; `system_total` includes delivering each event once, alike for both.
  */
-export async function batchPublish(sys: BenchSystem, opts: { events: number; waitMs: number; settleMs: number }) {
+export const batch: LabScenario = {
+  about: `publish CPU per event: single publishes against batches of ${BATCH_SIZE} (--events, at least 1,000)`,
+  run: (sys, { quick, number }) => singleAgainstBatches(sys, { events: Math.max(1000, number('events', quick ? 200 : 2000)), waitMs: quick ? 60_000 : 240_000, settleMs: quick ? 30_000 : 45_000 }),
+};
+
+async function singleAgainstBatches(sys: BenchSystem, opts: { events: number; waitMs: number; settleMs: number }) {
   const n = Math.ceil(opts.events / BATCH_SIZE) * BATCH_SIZE;
   const ways = {
     single: (userId: string, ids: string[]) => pool(n, 32, async () => { ids.push(await publish(sys.origin, userId)); }),

@@ -1,8 +1,9 @@
-import { replayAll, verifyEvents } from './client';
-import { lostOn, offer, replaySettleMs, settle, threeReceivers } from './delivery-scenarios';
-import { round } from './processes';
-import { percentiles } from './receivers';
-import { type BenchSystem, benchDb } from './system';
+import { replayAll, verifyEvents } from '../client';
+import { lostOn, offer, replaySettleMs, settle, threeReceivers } from '../delivery-scenarios';
+import { round } from '../processes';
+import { percentiles } from '../receivers';
+import { type BenchSystem, benchDb } from '../system';
+import type { LabScenario } from './index';
 
 /**
  * `rate`: events/s offered, more than the system takes, for `seconds`; `drainMs` bounds the
@@ -22,7 +23,24 @@ const SECOND_ATTEMPT_LATEST_MS = 6_000;
  * start; retries yield to first attempts), how fast it drains once the load stops, and
  * that nothing is lost.
  */
-export async function saturation(sys: BenchSystem, opts: SaturationOptions) {
+export const saturation: LabScenario = {
+  about: 'more events/s than the system takes, 1 of 3 endpoints failing: outbox, drain, whether retries yield',
+  flags: { 'saturation-rate': "saturation: events/s offered (default: twice the burst's end-to-end rate)", 'saturation-seconds': 'saturation: seconds of publishing (default 60; --quick 15)' },
+  run(sys, { quick, number, results }) {
+    const burst = results.burst?.events_per_second_end_to_end;
+    const burstRate = typeof burst === 'number' ? burst : undefined;
+    return overload(sys, {
+      rate: number('saturation-rate', burstRate ? round(2 * burstRate) : 100),
+      seconds: number('saturation-seconds', quick ? 15 : 60),
+      sampleMs: quick ? 2000 : 5000,
+      drainMs: quick ? 120_000 : 360_000,
+      settleMs: quick ? 60_000 : 180_000,
+      burstRate,
+    });
+  },
+};
+
+async function overload(sys: BenchSystem, opts: SaturationOptions) {
   const { acct, receivers } = await threeReceivers(sys, 'saturation');
   const failing = receivers[2]!;
   const healthy = receivers.slice(0, 2);
@@ -117,7 +135,8 @@ export async function saturation(sys: BenchSystem, opts: SaturationOptions) {
       lost_events: lostOn(healthy, ids),
       duplicate_requests: healthy.reduce((s, r) => s + r.requests - r.firstSeen.size, 0),
       workflows_finished_after: settled,
-      api_view_after_replay: await verifyEvents(sys.origin, acct.testKey, ids, receivers.length),
+      // Read back after the replay.
+      api_view: await verifyEvents(sys.origin, acct.testKey, ids, receivers.length),
       // Every few seconds: outbox (events not yet started, the oldest's age) and retries waiting.
       series: samples.map((s) => ({ t_s: round((s.at - t0) / 1000), outbox: s.outbox, oldest_s: round(s.oldestSeconds), retries_waiting: s.retriesWaiting })),
     };

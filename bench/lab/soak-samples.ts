@@ -1,18 +1,9 @@
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import type pg from 'pg';
-import { descendants, round } from './processes';
-import { tableBytes, temporalStoreBytes } from './storage';
-import type { BenchSystem } from './system';
+import { childrenByParent, descendants, memoryByProcess, round } from '../processes';
+import { tableBytes, temporalStoreBytes } from '../storage';
+import type { BenchSystem } from '../system';
 
-/** A value of a process tree (the process and everything below it), 0 for what is gone. */
-const sumOverTree = (pid: number, of: (p: number) => number) => descendants(pid).reduce((s, p) => {
-  try {
-    return s + of(p);
-  } catch {
-    return s; // gone meanwhile
-  }
-}, 0);
-const rssMb = (pid: number) => Number(/^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
 const fdLinks = (pid: number) => readdirSync(`/proc/${pid}/fd`).map((fd) => {
   try {
     return readlinkSync(`/proc/${pid}/fd/${fd}`);
@@ -46,9 +37,10 @@ export async function soakSample(sys: BenchSystem, db: pg.Client): Promise<Recor
   const ports = remotePorts();
   const pgPort = Number(new URL(sys.databaseUrl).port);
   const temporalPort = Number(sys.temporalAddress.split(':').pop());
+  const children = await childrenByParent();
+  for (const [name, mb] of Object.entries(await memoryByProcess(sys.processes(), 'Rss'))) s[`rss_mb.${name}`] = round(mb);
   for (const [name, pid] of Object.entries(sys.processes())) {
-    s[`rss_mb.${name}`] = round(sumOverTree(pid, rssMb));
-    const links = descendants(pid).flatMap((p) => { try { return fdLinks(p); } catch { return []; } });
+    const links = descendants(pid, children).flatMap((p) => { try { return fdLinks(p); } catch { return []; } });
     s[`fds.${name}`] = links.length;
     const to = (port: number) => links.filter((l) => ports.get(/^socket:\[(\d+)\]$/.exec(l)?.[1] ?? '') === port).length;
     if (name !== 'postgres') Object.assign(s, { [`connections_to_postgres.${name}`]: to(pgPort), [`connections_to_temporal.${name}`]: to(temporalPort) });

@@ -1,10 +1,11 @@
-import { account, addWebhook, verifyEvents, waitUntil } from './client';
-import { startCostMeter } from './cost';
-import { offer, settle } from './delivery-scenarios';
-import { round } from './processes';
-import { startBenchReceiver } from './receivers';
-import { startStorageMeter } from './storage';
-import type { BenchSystem } from './system';
+import { account, addWebhook, verifyEvents, waitUntil } from '../client';
+import { startCostMeter } from '../cost';
+import { offer, settle } from '../delivery-scenarios';
+import { round } from '../processes';
+import { startBenchReceiver } from '../receivers';
+import { startStorageMeter } from '../storage';
+import type { BenchSystem } from '../system';
+import type { LabScenario } from './index';
 
 /** `rate`: events/s while publishing; `waitMs` bounds each wait, `windowMs` the measured window. */
 type RetryOptions = { events: number; rate: number; waitMs: number; windowMs: number; settleMs: number };
@@ -22,7 +23,16 @@ const WINDOW_ATTEMPTS_PER_EVENT = 5;
  * server (nextRetryDelay) on the retries task queue. Then the endpoint recovers and
  * every event must end completed.
  */
-export async function retry(sys: BenchSystem, opts: RetryOptions) {
+export const retry: LabScenario = {
+  about: 'one endpoint that always fails, eleven 2-s retries: CPU and storage per later attempt',
+  flags: { 'retry-events': 'retry: events whose later attempts are measured (default 300; --quick 60)' },
+  run(sys, { quick, number }) {
+    const waitMs = quick ? 30_000 : 60_000;
+    return laterAttempts(sys, { events: number('retry-events', quick ? 60 : 300), rate: quick ? 20 : 50, waitMs, windowMs: waitMs, settleMs: 60_000 });
+  },
+};
+
+async function laterAttempts(sys: BenchSystem, opts: RetryOptions) {
   await sys.restartWorkers({ SHIPHOOK_RETRY_DELAYS: RETRY_DELAYS });
   const receiver = await startBenchReceiver();
   receiver.failWith = 500;

@@ -1,16 +1,17 @@
-import { account, addWebhook, api, publish, replayAll } from './client';
-import { offer } from './delivery-scenarios';
-import { round } from './processes';
-import { type BenchReceiver, startBenchReceiver } from './receivers';
+import { account, addWebhook, api, replayAll } from '../client';
+import { offer } from '../delivery-scenarios';
+import { round } from '../processes';
+import { type BenchReceiver, startBenchReceiver } from '../receivers';
+import { type BenchSystem, benchDb } from '../system';
+import type { LabScenario } from './index';
 import { slopesPerHour, soakSample } from './soak-samples';
-import { type BenchSystem, benchDb } from './system';
 
 /**
  * What the soak runs the engine with: retention of minutes (so the removal runs many
  * times), and a short retry schedule so that an event to a failing endpoint ends failed
  * within a minute and can be checked before retention removes it.
  */
-export const SOAK_ENV = { SHIPHOOK_EVENT_RETENTION: '5m', SHIPHOOK_RETENTION_EVERY: '1m', SHIPHOOK_RETRY_DELAYS: '5s,10s,20s' };
+const SOAK_ENV = { SHIPHOOK_EVENT_RETENTION: '5m', SHIPHOOK_RETENTION_EVERY: '1m', SHIPHOOK_RETRY_DELAYS: '5s,10s,20s' };
 /** An event is checked once it is this old: past its last retry (35 s plus the attempts), well before retention (5 min). */
 const CHECK_AFTER_MS = 120_000;
 
@@ -28,7 +29,15 @@ const KIND_OF: Kind[] = ['healthy', 'healthy', 'healthy', 'failing', 'churn'];
  * One sample a minute (soak-samples.ts), and each event's status read back once it is old
  * enough, before retention removes it. The system runs with SOAK_ENV.
  */
-export async function soak(sys: BenchSystem, opts: { minutes: number; rate: number; sampleMs: number; settleMs: number }) {
+export const soak: LabScenario = {
+  about: 'minutes of steady load to healthy, failing and churning webhooks, retention of minutes: what grows over hours (alone)',
+  flags: { minutes: 'soak: its duration (default SOAK_MINUTES or 60)' },
+  env: SOAK_ENV,
+  run: (sys, { quick, number }) =>
+    hours(sys, { minutes: number('minutes', Number(process.env.SOAK_MINUTES) || 60), rate: number('rate', 20), sampleMs: 60_000, settleMs: quick ? 60_000 : 180_000 }),
+};
+
+async function hours(sys: BenchSystem, opts: { minutes: number; rate: number; sampleMs: number; settleMs: number }) {
   const db = await benchDb(sys);
   const rx = (failWith: BenchReceiver['failWith'] = null) => startBenchReceiver().then((r) => Object.assign(r, { failWith }));
   const accounts = { healthy: await account(sys.origin, 'soak-healthy'), failing: await account(sys.origin, 'soak-failing'), churn: await account(sys.origin, 'soak-churn') };
