@@ -16,7 +16,7 @@ export interface Owner {
 }
 
 /** Of the tables in a query, those whose rows carry an owner. */
-type OwnedTables<DB, TB extends keyof DB> = { [T in TB]: DB[T] extends Owner ? T : never }[TB];
+type OwnedTables<DB, TB extends keyof DB> = { [T in TB]: DB[T] extends Record<keyof Owner, unknown> ? T : never }[TB];
 
 /**
  * The owner scope of every customer-owned row: the caller's user and the key's mode.

@@ -7,15 +7,13 @@ import { log } from '../log';
 import { httpMetrics, routeTemplate } from './http-metrics';
 import { METRICS_CONTENT_TYPE, metricsText, startProcessMetrics } from '../metrics/exposition';
 import { requireAdmin } from './admin-auth';
-import type { Operation } from '../operation';
-import { authenticate, forgetCallerAfterWrite, principal, requireProduction } from './auth';
-import { answerOnce } from './idempotency';
-import { callerScope, OPERATOR_SCOPE } from '../idempotency/scope';
+import { authenticate, principal } from './auth';
 import { keepRequestId, requestId, requestIdOf } from './request-id';
 import { requestLog } from './request-log';
 import { CALLER_BASE, CALLER_OPERATIONS, type CallerContext, OPERATOR_BASE, OPERATOR_OPERATIONS, type OperatorContext } from './operations';
 import type { PrincipalCache } from './principal-cache';
-import { createRateLimits, type RateLimits } from './rate-limit';
+import { callerOperationRunner, operatorOperationRunner } from './operation-runner';
+import { countRequests, createRateLimits, type RateLimits } from './rate-limit';
 import { referenceRoutes } from './reference';
 import { operationRouter } from './router';
 import { portalRouter } from '../portal/router';
@@ -42,28 +40,25 @@ export function createApp(deps: AppDeps): Express {
   app.use(express.json({ limit: '1mb', strict: false, type: ['application/json', 'application/*+json'] }), keepRequestId);
   app.use(referenceRoutes());
 
-  const v2 = Router();
-  v2.use(authenticate(deps.db, deps.principals));
+  // Two doors to the same declared operations, each run with its guards by one runner:
+  // the API (an API key) and the portal (a session opened with an API key).
   const limits = deps.rateLimits ?? createRateLimits(deps.config);
-  v2.use(limits.general);
-  const forget = forgetCallerAfterWrite(deps.principals);
-  // Each operation's own guards: its tighter rate limit, forgetting the cached caller after a write to the account, production keys only.
-  const guardsOf = (op: Operation<CallerContext>) => [
-    ...(op.rateLimit ? [limits.bucket(op.rateLimit)] : []),
-    ...(op.changesCaller ? [forget] : []),
-    ...(op.access === 'production key' ? [requireProduction] : []),
-  ];
+  const runCallerOperation = callerOperationRunner({ db: deps.db, limits, principals: deps.principals });
   const context = (req: Request): OperatorContext => ({ db: deps.db, config: deps.config, temporal: deps.temporal, origin: `${req.protocol}://${req.get('host')}` });
-  v2.use(operationRouter(CALLER_OPERATIONS, (req) => ({ ...context(req), who: principal(req) }), guardsOf, answerOnce(deps.db, (req) => callerScope(principal(req)))));
+  const callerContext = (req: Request, who: CallerContext['who']): CallerContext => ({ ...context(req), who });
+
+  const v2 = Router();
+  v2.use(authenticate(deps.db, deps.principals), countRequests(limits, principal));
+  v2.use(operationRouter(CALLER_OPERATIONS, (req) => callerContext(req, principal(req)), runCallerOperation));
   app.use(CALLER_BASE, v2);
 
   const admin = Router();
   admin.use(requireAdmin(deps.config.adminToken));
-  admin.use(operationRouter(OPERATOR_OPERATIONS, context, () => [], answerOnce(deps.db, () => OPERATOR_SCOPE)));
+  admin.use(operationRouter(OPERATOR_OPERATIONS, context, operatorOperationRunner(deps.db)));
   app.use(OPERATOR_BASE, admin);
 
   // The customer webhook portal (server-rendered pages; see src/portal/router.ts).
-  app.use('/portal', portalRouter(deps));
+  app.use('/portal', portalRouter({ db: deps.db, config: deps.config, limits, run: runCallerOperation, contextOf: callerContext }));
 
   app.get('/healthz', (_req, res) => { res.json({ ok: true }); });
   app.get('/readyz', async (_req, res) => {

@@ -1,4 +1,4 @@
-import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import type { NextFunction, Request, Response } from 'express';
 import type { Db } from '../db/database';
 import { findActiveKey } from '../account/api-keys';
 import { keyDigest } from '../account/secrets';
@@ -48,32 +48,8 @@ export function authenticate(db: Db, cache: PrincipalCache) {
   };
 }
 
-/**
- * Read your own writes: after a write to a route that may change the caller's user
- * row or keys, this process drops them at once; other processes (and other users
- * the write changed, such as a child or the parent paying for a child's purchase)
- * hear of it from the database trigger a moment later.
- */
-export function forgetCallerAfterWrite(cache: PrincipalCache): RequestHandler {
-  return (req, res, next) => {
-    if (req.principal && req.method !== 'GET' && req.method !== 'HEAD') {
-      const userId = req.principal.user.id;
-      res.once('finish', () => cache.forgetUser(userId));
-    }
-    next();
-  };
-}
-
 /** The caller of an authenticated route. */
 export function principal(req: Request): Principal {
   if (!req.principal) throw new ApiError('UNAUTHORIZED');
   return req.principal;
-}
-
-/** Guard for production-only operations (API keys, users). */
-export function requireProduction(req: Request, _res: Response, next: NextFunction): void {
-  if (principal(req).mode !== 'production') {
-    throw new ApiError('MODE.UNAUTHORIZED', 'This operation requires a production API key.');
-  }
-  next();
 }

@@ -1,10 +1,10 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Request, Response } from 'express';
 import type { Db } from '../db/database';
 import { ApiError } from '../errors/api-error';
 import { canonicalRequest, KEY_FORMAT, KEY_FORMAT_RULE, keyMaterial } from '../idempotency/key-material';
 import { type Claim, claimKey, keepAnswer, readKey, releaseKey } from '../idempotency/store';
 import { log } from '../log';
+import type { Answer, HeaderSink } from './answer';
 
 /**
  * The `Idempotency-Key` request header (Stripe's convention, the IETF draft "The
@@ -24,46 +24,47 @@ const WAIT_FOR_FIRST_MS = 10_000;
 const FIRST_POLL_MS = 20;
 const MAX_POLL_MS = 250;
 
-export interface Answer {
-  status: number;
+/** One request of an idempotent operation with its key: whose keys (`scope`), and the request as "the same request" compares it. */
+export interface KeyedRequest {
+  scope: string;
+  key: string;
+  method: string;
+  /** With the API's base: `/v2/webhooks/hook_…/recover`. */
+  path: string;
   body: unknown;
 }
 
-/** Answers an idempotent operation's request once per key; `scopeOf` says whose keys the request's are. */
-export function answerOnce(db: Db, scopeOf: (req: Request) => string) {
-  return async (req: Request, res: Response, perform: () => Promise<Answer>): Promise<Answer> => {
-    const header = req.get(IDEMPOTENCY_KEY_HEADER);
-    if (header === undefined) return perform();
-    if (!KEY_FORMAT.test(header)) {
-      throw new ApiError('IDEMPOTENCY_KEY.INVALID', 'The Idempotency-Key header is not a valid key.', [
-        { field: IDEMPOTENCY_KEY_HEADER, message: KEY_FORMAT_RULE },
+/** Answers a keyed request of an idempotent operation once per key: `perform` runs for the first one only. */
+export async function answerOnce(db: Db, request: KeyedRequest, setHeader: HeaderSink, perform: () => Promise<Answer>): Promise<Answer> {
+  if (!KEY_FORMAT.test(request.key)) {
+    throw new ApiError('IDEMPOTENCY_KEY.INVALID', 'The Idempotency-Key header is not a valid key.', [
+      { field: IDEMPOTENCY_KEY_HEADER, message: KEY_FORMAT_RULE },
+    ]);
+  }
+  const { scope } = request;
+  const key = keyMaterial(scope, request.key);
+  const fingerprint = key.fingerprint(canonicalRequest(request.method, request.path, request.body ?? {}));
+  const deadline = Date.now() + WAIT_FOR_FIRST_MS;
+  let held = await claimKey(db, scope, key, fingerprint);
+  for (let pause = FIRST_POLL_MS; held.state === 'in flight'; pause = Math.min(pause * 2, MAX_POLL_MS)) {
+    if (Date.now() >= deadline) {
+      setHeader('Retry-After', '1');
+      throw new ApiError('IDEMPOTENCY_KEY.IN_USE', 'A request with this Idempotency-Key is still being answered; retry shortly to get its answer.');
+    }
+    await sleep(pause);
+    held = (await readKey(db, scope, key, fingerprint)) ?? (await claimKey(db, scope, key, fingerprint));
+  }
+  switch (held.state) {
+    case 'other request':
+      throw new ApiError('IDEMPOTENCY_KEY.REUSED', 'This Idempotency-Key was used for a different request (method, path or body) in the last 24 hours; use a new key for a new request.', [
+        { field: IDEMPOTENCY_KEY_HEADER, message: 'already used for a different request' },
       ]);
-    }
-    const scope = scopeOf(req);
-    const key = keyMaterial(scope, header);
-    const fingerprint = key.fingerprint(canonicalRequest(req.method, req.baseUrl + req.path, req.body ?? {}));
-    const deadline = Date.now() + WAIT_FOR_FIRST_MS;
-    let held = await claimKey(db, scope, key, fingerprint);
-    for (let pause = FIRST_POLL_MS; held.state === 'in flight'; pause = Math.min(pause * 2, MAX_POLL_MS)) {
-      if (Date.now() >= deadline) {
-        res.setHeader('Retry-After', '1');
-        throw new ApiError('IDEMPOTENCY_KEY.IN_USE', 'A request with this Idempotency-Key is still being answered; retry shortly to get its answer.');
-      }
-      await sleep(pause);
-      held = (await readKey(db, scope, key, fingerprint)) ?? (await claimKey(db, scope, key, fingerprint));
-    }
-    switch (held.state) {
-      case 'other request':
-        throw new ApiError('IDEMPOTENCY_KEY.REUSED', 'This Idempotency-Key was used for a different request (method, path or body) in the last 24 hours; use a new key for a new request.', [
-          { field: IDEMPOTENCY_KEY_HEADER, message: 'already used for a different request' },
-        ]);
-      case 'answered':
-        res.setHeader(REPLAYED_HEADER, 'true');
-        return { status: held.status, body: held.body };
-      case 'claimed':
-        return answerFirst(db, held.claim, perform);
-    }
-  };
+    case 'answered':
+      setHeader(REPLAYED_HEADER, 'true');
+      return { status: held.status, body: held.body };
+    case 'claimed':
+      return answerFirst(db, held.claim, perform);
+  }
 }
 
 async function answerFirst(db: Db, claim: Claim, perform: () => Promise<Answer>): Promise<Answer> {

@@ -46,3 +46,14 @@ export const CALLER_OPERATIONS: Operation<CallerContext, Exclude<Access, 'operat
 
 /** Under /admin/v1, for the operator's token. */
 export const OPERATOR_OPERATIONS: Operation<OperatorContext, 'operator'>[] = [...operatorAccountOperations, ...operatorEventOperations];
+
+/**
+ * The declared operation at `METHOD /path` under /v2, for a door that calls operations by name
+ * (the portal's pages and forms). Throws at once for one that is not declared, so a renamed
+ * operation fails where the door is built, not at a user's click.
+ */
+export function callerOperation(route: `${Operation<CallerContext>['method']} /${string}`): Operation<CallerContext> {
+  const op = CALLER_OPERATIONS.find((o) => `${o.method} ${o.path}` === route);
+  if (!op) throw new Error(`no declared operation ${route}`);
+  return op as Operation<CallerContext>;
+}

@@ -29,7 +29,7 @@ export interface PrincipalCache {
  * created a moment ago is never "unknown" here). Any change to a user row or to
  * one of its keys, by any process, arrives as a notification from a database
  * trigger and drops that user's entries; a process drops the caller's itself as
- * it answers a write that may change them (auth.ts, `forgetCallerAfterWrite`). While the notifications are
+ * it answers a write that may change them (api/operation-runner.ts). While the notifications are
  * not arriving (connection lost), nothing is served from the cache.
  */
 export function startPrincipalCache(databaseUrl: string, opts: PrincipalCacheOptions = { ttlMs: 60_000, maxEntries: 10_000 }): PrincipalCache {

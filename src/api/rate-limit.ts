@@ -1,9 +1,11 @@
-import type { Request, RequestHandler, Response } from 'express';
+import type { Request, RequestHandler } from 'express';
 import { createPgPool } from '../db/database';
 import { RateLimiterMemory, RateLimiterPostgres, RateLimiterRes } from 'rate-limiter-flexible';
 import type { Config } from '../config';
 import { ApiError } from '../errors/api-error';
 import type { RateBucket } from '../operation';
+import type { Principal } from '../account/principal';
+import type { HeaderSink } from './answer';
 
 /**
  * Rate limits of `/v2`, counted in PostgreSQL (`rate-limiter-flexible`), so they
@@ -21,10 +23,10 @@ import type { RateBucket } from '../operation';
  */
 
 export interface RateLimits {
-  /** Counts the request against its key and account; 429 over the limit. */
-  general: RequestHandler;
-  /** Counts the request against the account's tighter bucket (password checks: only a body that carries a password). */
-  bucket(name: RateBucket): RequestHandler;
+  /** Counts a request of `who` against its key and account; throws 429 over the limit. The headers tell where it stands. */
+  general(who: Principal, setHeader: HeaderSink): Promise<void>;
+  /** Counts an operation's call against the account's tighter bucket (password checks: only a body that carries a password). */
+  bucket(name: RateBucket, who: Principal, body: unknown, setHeader: HeaderSink): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -33,7 +35,7 @@ const TABLE = 'rate_limit_counters';
 /** `windowSeconds` is for tests, which need windows longer than a busy machine's burst. */
 export function createRateLimits(config: Config, opts: { windowSeconds?: number } = {}): RateLimits {
   const limits = config.rateLimit;
-  if (limits.perSecond === 0 || !config.databaseUrl) return { general: pass, bucket: () => pass, close: async () => undefined };
+  if (limits.perSecond === 0 || !config.databaseUrl) return { general: pass, bucket: pass, close: pass };
   const pool = createPgPool(config.databaseUrl, 4, { allowExitOnIdle: true });
   const window = opts.windowSeconds ?? 1;
   const limiter = (keyPrefix: string, points: number, duration: number) =>
@@ -64,41 +66,43 @@ export function createRateLimits(config: Config, opts: { windowSeconds?: number 
   };
 
   return {
-    general: async (req, res, next) => {
-      const who = req.principal!;
+    async general(who, setHeader) {
       // One after the other: a request the key's counter refuses does not count
       // against the account. Counted in parallel, concurrent requests could take the
       // two counters in different orders, and fewer than the limit would pass both.
       const key = await consume(perKey[who.mode], who.keyId);
       if (!key.ok) {
-        headers(res, key.limiter.points, key.res);
-        refuse(res, key.res);
+        headers(setHeader, key.limiter.points, key.res);
+        refuse(setHeader, key.res);
       }
       const account = await consume(perAccount[who.mode], who.user.id);
       // The headers tell of the tighter of the two.
       const binding = account.res.remainingPoints < key.res.remainingPoints ? account : key;
-      headers(res, binding.limiter.points, binding.res);
-      if (!account.ok) refuse(res, binding.res);
-      next();
+      headers(setHeader, binding.limiter.points, binding.res);
+      if (!account.ok) refuse(setHeader, binding.res);
     },
-    bucket(name) {
+    async bucket(name, who, body, setHeader) {
       const bucketLimiter = buckets[name];
-      if (!bucketLimiter) return pass;
-      return async (req, res, next) => {
-        if (name === 'passwordChecks' && !isPasswordCheck(req)) return next();
-        const { ok, res: r } = await consume(bucketLimiter, req.principal!.user.id);
-        if (!ok) {
-          headers(res, bucketLimiter.points, r);
-          refuse(res, r);
-        }
-        next();
-      };
+      if (!bucketLimiter || (name === 'passwordChecks' && !isPasswordCheck(body))) return;
+      const { ok, res: r } = await consume(bucketLimiter, who.user.id);
+      if (!ok) {
+        headers(setHeader, bucketLimiter.points, r);
+        refuse(setHeader, r);
+      }
     },
     close: () => pool.end(),
   };
 }
 
-const pass: RequestHandler = (_req, _res, next) => next();
+const pass = async () => undefined;
+
+/** A door's requests (the API's, the portal's) counted against the general limit of their caller, as `whoOf` finds it. */
+export function countRequests(limits: RateLimits, whoOf: (req: Request) => Principal): RequestHandler {
+  return async (req, res, next) => {
+    await limits.general(whoOf(req), (name, value) => res.setHeader(name, value));
+    next();
+  };
+}
 
 async function consume(limiter: RateLimiterPostgres, key: string): Promise<{ ok: boolean; res: RateLimiterRes; limiter: RateLimiterPostgres }> {
   try {
@@ -109,20 +113,20 @@ async function consume(limiter: RateLimiterPostgres, key: string): Promise<{ ok:
   }
 }
 
-function headers(res: Response, limit: number, r: RateLimiterRes): void {
-  res.setHeader('X-RateLimit-Limit', String(limit));
-  res.setHeader('X-RateLimit-Remaining', String(Math.max(0, r.remainingPoints)));
+function headers(setHeader: HeaderSink, limit: number, r: RateLimiterRes): void {
+  setHeader('X-RateLimit-Limit', String(limit));
+  setHeader('X-RateLimit-Remaining', String(Math.max(0, r.remainingPoints)));
   // When the window ends, in Unix seconds (as GitHub sends it).
-  res.setHeader('X-RateLimit-Reset', String(Math.ceil((Date.now() + r.msBeforeNext) / 1000)));
+  setHeader('X-RateLimit-Reset', String(Math.ceil((Date.now() + r.msBeforeNext) / 1000)));
 }
 
-function refuse(res: Response, r: RateLimiterRes): never {
-  res.setHeader('Retry-After', String(Math.max(1, Math.ceil(r.msBeforeNext / 1000))));
+function refuse(setHeader: HeaderSink, r: RateLimiterRes): never {
+  setHeader('Retry-After', String(Math.max(1, Math.ceil(r.msBeforeNext / 1000))));
   throw new ApiError('RATE_LIMITED', 'Too many requests; retry after the number of seconds in Retry-After.');
 }
 
 /** A user's update carrying a password or current_password: a scrypt check or hash. */
-function isPasswordCheck(req: Request): boolean {
-  const user = (req.body as { user?: Record<string, unknown> } | undefined)?.user;
+function isPasswordCheck(body: unknown): boolean {
+  const user = (body as { user?: Record<string, unknown> } | undefined)?.user;
   return !!user && typeof user === 'object' && ('password' in user || 'current_password' in user);
 }

@@ -1,24 +1,17 @@
-import { type Request, type RequestHandler, type Response, Router } from 'express';
+import { type Request, Router } from 'express';
 import { ApiError } from '../errors/api-error';
 import { noteRoute } from './http-metrics';
+import { IDEMPOTENCY_KEY_HEADER } from './idempotency';
 import { requireJsonBody } from './json-body';
 import type { Operation } from '../operation';
-import type { Answer } from './idempotency';
-
-/** Wraps the operations declared `idempotent` (api/idempotency.ts). */
-export type AnswerOnce = (req: Request, res: Response, perform: () => Promise<Answer>) => Promise<Answer>;
+import type { RunOperation } from './operation-runner';
 
 /**
  * The Express router of a list of declared operations: one route per path, in the
- * order of the list, each method's guards, a JSON body check and then the operation; a known path
- * called with another method answers 405 with `Allow` and the JSON error body.
+ * order of the list, a JSON body check and then the operation with its guards (`run`);
+ * a known path called with another method answers 405 with `Allow` and the JSON error body.
  */
-export function operationRouter<Ctx>(
-  operations: readonly Operation<Ctx>[],
-  contextOf: (req: Request) => Ctx,
-  guardsOf: (op: Operation<Ctx>) => RequestHandler[],
-  answerOnce?: AnswerOnce,
-): Router {
+export function operationRouter<Ctx>(operations: readonly Operation<Ctx>[], contextOf: (req: Request) => Ctx, run: RunOperation<Ctx>): Router {
   const router = Router();
   const byPath = new Map<string, Operation<Ctx>[]>();
   for (const op of operations) byPath.set(op.path, [...(byPath.get(op.path) ?? []), op]);
@@ -26,13 +19,15 @@ export function operationRouter<Ctx>(
     const route = router.route(path);
     for (const op of ops) {
       const verb = op.method.toLowerCase() as 'get' | 'post' | 'put' | 'patch' | 'delete';
-      route[verb](...guardsOf(op), requireJsonBody, async (req, res) => {
-        // Declared paths have named parameters only (no wildcards), so each is one string.
-        const perform = async (): Promise<Answer> => ({
-          status: op.status,
-          body: await op.run({ params: req.params as Record<string, string>, query: op.query ? queryParams(req) : {}, body: req.body === undefined ? {} : req.body }, contextOf(req)),
+      route[verb](requireJsonBody, async (req, res) => {
+        const { status, body } = await run(op, contextOf(req), {
+          // Declared paths have named parameters only (no wildcards), so each is one string.
+          params: req.params as Record<string, string>,
+          query: op.query ? queryParams(req) : {},
+          body: req.body === undefined ? {} : req.body,
+          idempotencyKey: req.get(IDEMPOTENCY_KEY_HEADER),
+          setHeader: (name, value) => res.setHeader(name, value),
         });
-        const { status, body } = op.idempotent && answerOnce ? await answerOnce(req, res, perform) : await perform();
         res.status(status);
         if (body === undefined) res.end();
         else res.json(body);

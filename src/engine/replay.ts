@@ -1,11 +1,9 @@
-import { type ExpressionBuilder, type Kysely, sql } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import type { Database, Db, Executor } from '../db/database';
 import { eventUrls, eventView } from '../events/events';
 import { eventStatusOf, lockEvent, refreshEventStatus } from '../events/status';
 import { OUTBOX_CHANNEL } from '../events/publish';
 import { enabledWebhooks } from '../webhooks/webhooks';
-import type { RecoveryScope } from '../webhooks/recovery';
-import type { RecoveryView } from '../webhooks/recovery.schema';
 import { ApiError } from '../errors/api-error';
 import { hasPrefix, newId } from '../ids';
 import { isoMillis } from '../format';
@@ -20,10 +18,10 @@ import { endReplays } from './replay-end';
  * A replay resets only these (the workflow would stop the others at once), and one that
  * has none to reset says so instead of answering `in_queue` and falling back to `failed`.
  */
-const LIVE = sql<boolean>`exists (select 1 from webhooks w where w.id = d.webhook_id and w.deleted_at is null and w.disabled_at is null)`;
+export const LIVE = sql<boolean>`exists (select 1 from webhooks w where w.id = d.webhook_id and w.deleted_at is null and w.disabled_at is null)`;
 
 /** The 422 of a replay that would deliver nothing: every undelivered URL belongs to a deleted or disabled webhook. */
-const noLiveWebhook = (detail: string) =>
+export const noLiveWebhook = (detail: string) =>
   new ApiError('WEBHOOK.INVALID', `No live webhook to deliver to: ${detail} Re-enable the webhook (PATCH /v2/webhooks/:id) and replay again.`);
 
 /**
@@ -115,7 +113,7 @@ const DELIVERABLE = sql<boolean>`(
  * replay's id (outbox.ts starts them, replacing a run still going; the dispatchers of
  * every worker share the work, and it survives any process dying).
  */
-async function markForReplay(trx: Executor, replayId: string, ids: string[], webhookId?: string): Promise<void> {
+export async function markForReplay(trx: Executor, replayId: string, ids: string[], webhookId?: string): Promise<void> {
   if (ids.length === 0) return;
   await sql`
     update event_deliveries d set state = 'pending', attempts = 0, updated_at = now()
@@ -152,65 +150,6 @@ export async function startReplay(db: Db, filter: ReplayFilter) {
   return (await replayProgress(db, id))!; // committed above
 }
 
-/**
- * The events a recovery takes: the scope's, oldest first, at most MAX_BULK_REPLAY, whose
- * delivery to the webhook did not succeed — failed or still retrying, or never tried
- * because the webhook was disabled when the event was published (it has no delivery to
- * it at all; a test event for another webhook aside, and events from before the webhook).
- */
-function recoverable(db: Kysely<Database>, scope: RecoveryScope) {
-  const toHook = (eb: ExpressionBuilder<Database, 'events'>) =>
-    eb.selectFrom('event_deliveries').select('event_id').whereRef('event_deliveries.event_id', '=', 'events.id').where('event_deliveries.webhook_id', '=', scope.webhookId);
-  return db
-    .selectFrom('events')
-    .select('events.id')
-    .where('events.user_id', '=', scope.userId)
-    .where('events.mode', '=', scope.mode)
-    .where('events.created_at', '>=', scope.since)
-    .where('events.created_at', '<', scope.until)
-    .where((eb) =>
-      eb.or([
-        eb.exists(toHook(eb).where('event_deliveries.state', '!=', 'completed')),
-        eb.and([
-          eb.not(eb.exists(toHook(eb))),
-          eb('events.test', '=', false),
-          eb('events.created_at', '>=', eb.selectFrom('webhooks').select('webhooks.created_at').where('webhooks.id', '=', scope.webhookId)),
-        ]),
-      ]),
-    )
-    .orderBy('events.id')
-    .limit(MAX_BULK_REPLAY);
-}
-
-/**
- * A recovery (webhooks/recovery.ts checks it, then calls this): a replay of the scope's
- * events narrowed to one webhook, whose unacknowledged deliveries to it are reset;
- * their other URLs are left as they are. Answered at once; progress: `recoveryProgress`.
- */
-export async function startRecovery(db: Db, scope: RecoveryScope): Promise<RecoveryView> {
-  const id = newId('replay');
-  const matched = await db.transaction().execute(async (trx) => {
-    const ids = (await recoverable(trx, scope).forNoKeyUpdate().execute()).map((r) => r.id);
-    // The events it never had a delivery to get one now (to its URL as it is today).
-    if (ids.length) {
-      await sql`
-        insert into event_deliveries (event_id, webhook_id, url)
-        select e.id, w.id, w.url from events e, webhooks w where e.id = any(${ids}::text[]) and w.id = ${scope.webhookId}
-        on conflict (event_id, webhook_id) do nothing`.execute(trx);
-    }
-    await markForReplay(trx, id, ids, scope.webhookId);
-    const window = { since: isoMillis(scope.since), until: isoMillis(scope.until) };
-    await trx
-      .insertInto('replays')
-      .values({ id, filter: JSON.stringify({ webhook_id: scope.webhookId, ...window }), matched: ids.length, user_id: scope.userId, mode: scope.mode, webhook_id: scope.webhookId })
-      .execute();
-    return ids.length;
-  });
-  log.info('recovery started', { recovery_id: id, webhook_id: scope.webhookId, user_id: scope.userId, mode: scope.mode, since: isoMillis(scope.since), until: isoMillis(scope.until), matched });
-  await endReplays(db, [id]); // nothing matched: ended at once
-  return (await recoveryProgress(db, { userId: scope.userId, mode: scope.mode }, id))!; // committed above
-}
-
 /** Dispatch incidents (events whose start Temporal refused), oldest first, for operators. */
 export async function dispatchIncidents(db: Db, limit = 100) {
   const rows = await db
@@ -225,7 +164,7 @@ export async function dispatchIncidents(db: Db, limit = 100) {
 }
 
 /** Events still carrying a replay's mark: not yet started again. */
-async function remainingOf(db: Db, id: string): Promise<number> {
+export async function remainingOf(db: Db, id: string): Promise<number> {
   const { remaining } = await db.selectFrom('events').select(sql<number>`count(*)::int`.as('remaining')).where('replay_id', '=', id).executeTakeFirstOrThrow();
   return remaining;
 }
@@ -247,40 +186,5 @@ export async function replayProgress(db: Db, id: string) {
     capped: row.matched === MAX_BULK_REPLAY,
     filter: row.filter,
     created_at: isoMillis(row.created_at),
-  };
-}
-
-/** Where a recovery of this account and mode stands; undefined for anyone else's. */
-export async function recoveryProgress(db: Db, owner: { userId: string; mode: RecoveryScope['mode'] }, id: string): Promise<RecoveryView | undefined> {
-  if (!hasPrefix(id, 'replay')) return undefined;
-  const row = await db.selectFrom('replays').selectAll().where('id', '=', id).where('user_id', '=', owner.userId).where('mode', '=', owner.mode).executeTakeFirst();
-  if (!row?.webhook_id) return undefined;
-  const { since, until } = row.filter as { since: string; until: string };
-  const remaining = await remainingOf(db, id);
-  const { undelivered } = await db
-    .selectFrom('event_deliveries as d')
-    .innerJoin('events as e', 'e.id', 'd.event_id')
-    .select(sql<number>`count(*)::int`.as('undelivered'))
-    .where('d.webhook_id', '=', row.webhook_id)
-    .where('d.state', '!=', 'completed')
-    .where('e.user_id', '=', owner.userId)
-    .where('e.mode', '=', owner.mode)
-    .where('e.created_at', '>=', new Date(since))
-    .where('e.created_at', '<', new Date(until))
-    .executeTakeFirstOrThrow();
-  return {
-    id: row.id,
-    object: 'Recovery',
-    webhook_id: row.webhook_id,
-    since,
-    until,
-    status: remaining === 0 ? 'done' : 'running',
-    matched: row.matched,
-    started: row.matched - remaining,
-    remaining,
-    capped: row.matched === MAX_BULK_REPLAY,
-    undelivered,
-    created_at: isoMillis(row.created_at),
-    ended_at: row.ended_at ? isoMillis(row.ended_at) : null,
   };
 }

@@ -4,7 +4,7 @@ import { EVENT_TYPES } from '../events/types';
 import type { DeliveryProgress } from '../events/deliveries';
 import { BRAND_PREFIX, RESERVED_HEADERS } from '../webhooks/custom-headers';
 import { breakableUrl, Html, html } from './html';
-import { csrfField, page, type PageContext, when } from './layout';
+import { formGuards, page, type PageContext, when } from './layout';
 
 /** The portal's event pages: the filtered list, and one event with its delivery attempts. */
 export interface EventListView {
@@ -79,7 +79,7 @@ ${deliveries.length === 0 ? html`<p>No webhook to deliver to.</p>` : html`
     <td data-label="Next retry">${d.next_attempt_at ? html`${when(d.next_attempt_at)} <span class="hint">(attempt ${d.attempts + 1} of ${totalAttempts})</span>` : '—'}</td>
   </tr>`)}</tbody>
 </table>`}
-<form method="post" action="/portal/events/${event.id}/replay">${csrfField(ctx)}<button type="submit">Replay</button> <span class="hint">delivers again to the URLs not yet acknowledged</span></form>
+<form method="post" action="/portal/events/${event.id}/replay">${formGuards(ctx)}<button type="submit">Replay</button> <span class="hint">delivers again to the URLs not yet acknowledged</span></form>
 <h2>Attempts</h2>
 ${attempts.length === 0 ? html`<p>No attempts yet.</p>` : attempts.map((a, i) => html`
 <article class="attempt" aria-labelledby="attempt-${i}">

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { Mode } from '../account/tables';
 import type { ErrorDetail } from '../errors/api-error';
 import { Html, html } from './html';
@@ -32,7 +33,7 @@ export function page(ctx: PageContext, title: string, body: Html): string {
     <span class="mode" title="API mode of this portal session">${ctx.mode} mode</span>
     <a href="/portal/">Webhooks</a>
     <a href="/portal/events">Events</a>
-    <form method="post" action="/portal/logout" class="inline">${csrfField(ctx)}<button type="submit" class="link">Sign out</button></form>
+    <form method="post" action="/portal/logout" class="inline">${formGuards(ctx)}<button type="submit" class="link">Sign out</button></form>
   </nav>
 </header>
 <main id="main">
@@ -59,7 +60,16 @@ function errorBox(errors: NonNullable<PageContext['errors']>): Html {
   }</div>`;
 }
 
-export const csrfField = (ctx: PageContext) => html`<input type="hidden" name="_csrf" value="${ctx.csrf}">`;
+/** The form field that carries a form's Idempotency-Key (portal/router.ts). */
+export const IDEMPOTENCY_FIELD = '_idempotency_key';
+
+/**
+ * The hidden fields of every form: the session's CSRF token, and an Idempotency-Key of
+ * this form's own, so a form submitted twice (a double click, a resend) is answered once
+ * by the operations declared idempotent.
+ */
+export const formGuards = (ctx: PageContext) =>
+  html`<input type="hidden" name="_csrf" value="${ctx.csrf}"><input type="hidden" name="${IDEMPOTENCY_FIELD}" value="${randomUUID()}">`;
 
 export function when(iso: string | null | undefined): Html | string {
   return iso ? html`<time datetime="${iso}">${iso.replace('T', ' ').replace(/(\.\d+)?(Z|\+00:00)$/, ' UTC')}</time>` : '—';

@@ -3,48 +3,81 @@ import { readFileSync } from 'node:fs';
 import { parse as parseCookies, serialize as cookie } from 'cookie';
 import express, { type NextFunction, type Request, type Response, Router } from 'express';
 import helmet from 'helmet';
-import { EVENT_STATUSES } from '../events/tables';
+import type { Config } from '../config';
 import type { Db } from '../db/database';
-import type { TemporalDeps } from '../engine/client';
-import { replayEvent, startRecovery } from '../engine/replay';
-import { healthWorkflows } from '../engine/starters';
-import { recoverWebhook } from '../webhooks/recovery';
-import { RECOVER_INPUT, RecoverBody } from '../webhooks/recovery.schema';
-import { isEventType } from '../events/types';
-import { eventSummary, listEvents, ownEvent } from '../events/events';
-import { listPayloads } from '../events/payloads';
 import { deliveryProgress } from '../events/deliveries';
+import { EVENT_STATUSES } from '../events/tables';
+import { isEventType } from '../events/types';
+import { hasPrefix } from '../ids';
 import { endSession, exchangeLink, sessionPrincipal } from '../portal-sessions/portal-sessions';
 import type { Principal } from '../account/principal';
-import { sendTestEvent } from '../webhooks/test-events';
 import { healthOf } from '../webhooks/health-view';
-import { rotateSecret } from '../webhooks/secret-rotation';
+import { ownWebhooks, webhookView } from '../webhooks/webhooks';
 import type { WebhookRow } from '../webhooks/tables';
-import { createWebhook, deleteWebhook, ownWebhook, ownWebhooks, updateWebhook, webhookView } from '../webhooks/webhooks';
 import { ApiError } from '../errors/api-error';
-import { parseInput } from '../schema';
-import { TEST_EVENT_INPUT, TestEventBody, UpdateWebhookBody, WEBHOOK_INPUT, WebhookCreate } from '../webhooks/webhooks.schema';
 import { log } from '../log';
 import { routeTemplate } from '../api/http-metrics';
 import { hourlyAttempts, recentAttempts } from '../webhooks/delivery-history';
+import type { Answer } from '../api/answer';
+import { callerOperation, type CallerContext } from '../api/operations';
+import type { RunOperation } from '../api/operation-runner';
+import { countRequests, type RateLimits } from '../api/rate-limit';
 import { eventPage, eventsPage } from './event-pages';
 import { headersFrom } from './header-form';
 import { html } from './html';
-import { bare, type PageContext } from './layout';
+import { bare, IDEMPOTENCY_FIELD, type PageContext } from './layout';
 import { webhookPage, type WebhookRowView, webhooksPage } from './webhook-pages';
+import type { z } from '../schema';
+import type { Webhook, WebhookHealth, WebhookSecret } from '../webhooks/webhooks.schema';
+import type { RecoveryView } from '../engine/recovery.schema';
+import type { DeliveredEvent, Event, EventList, PayloadList } from '../events/events.schema';
 
 /**
- * The customer webhook portal, served by the api under /portal: server-rendered pages
- * over the same domain functions as the API (no second set of rules), scoped by the
- * portal session's user and mode. A portal link (POST /v2/portal_sessions) works once:
- * its first visit opens a session held in an HttpOnly, SameSite=Lax cookie and sends
- * the browser on without the token in its address bar; every form carries a CSRF token
- * derived from the session, and every page a strict Content-Security-Policy (no script
- * at all, no inline style).
+ * The customer webhook portal, served by the api under /portal: server-rendered pages,
+ * a client of the API's declared operations. Every action and every page an operation
+ * answers runs that operation through the same runner as the API (api/operation-runner.ts),
+ * with the session's caller: its guards (the account's replay rate limit, idempotency of
+ * replay and recovery, production-key rules) hold here too, and each portal request counts
+ * against the general rate limit of the key that opened the session. What no operation
+ * answers — the health of every webhook at once, a webhook's recent attempts and hourly
+ * chart, an event's delivery progress — are the page's own reads, scoped by the session.
+ *
+ * A portal link (POST /v2/portal_sessions) works once: its first visit opens a session
+ * held in an HttpOnly, SameSite=Lax cookie and sends the browser on without the token in
+ * its address bar; every form carries a CSRF token derived from the session (and an
+ * Idempotency-Key of its own, so a double submit is answered once), and every page a
+ * strict Content-Security-Policy (no script at all, no inline style).
  */
 const COOKIE = 'shiphook_portal';
 const CSS = readFileSync(new URL('./assets/portal.css', import.meta.url), 'utf8');
 const PAGE_SIZE = 25;
+
+/** The declared operations the portal calls. */
+const OPS = {
+  listWebhooks: callerOperation('GET /webhooks'),
+  getWebhook: callerOperation('GET /webhooks/:id'),
+  health: callerOperation('GET /webhooks/:id/health'),
+  createWebhook: callerOperation('POST /webhooks'),
+  updateWebhook: callerOperation('PATCH /webhooks/:id'),
+  deleteWebhook: callerOperation('DELETE /webhooks/:id'),
+  rotateSecret: callerOperation('POST /webhooks/:id/rotate_secret'),
+  recover: callerOperation('POST /webhooks/:id/recover'),
+  sendTest: callerOperation('POST /webhooks/:id/test'),
+  listEvents: callerOperation('GET /events'),
+  getEvent: callerOperation('GET /events/:id'),
+  payloads: callerOperation('GET /events/:id/payloads'),
+  replay: callerOperation('POST /events/:id/replay'),
+};
+
+export interface PortalDeps {
+  db: Db;
+  config: Config;
+  limits: RateLimits;
+  /** Runs a declared operation with its guards: the API's runner. */
+  run: RunOperation<CallerContext>;
+  /** The operations' context for a request of this caller. */
+  contextOf: (req: Request, who: Principal) => CallerContext;
+}
 
 interface PortalSession {
   who: Principal;
@@ -61,10 +94,8 @@ declare module 'express-serve-static-core' {
 
 const csrfFor = (token: string) => createHmac('sha256', token).update('shiphook portal csrf').digest('base64url');
 
-export function portalRouter(deps: TemporalDeps & { db: Db }): Router {
+export function portalRouter(deps: PortalDeps): Router {
   const { db, config } = deps;
-  // Re-enable and delete tell the webhook's health workflow, as the API's do.
-  const health = healthWorkflows(deps);
   const router = Router();
   router.use(
     helmet({
@@ -116,8 +147,10 @@ export function portalRouter(deps: TemporalDeps & { db: Db }): Router {
     req.portal = { who: session, token: token!, csrf: csrfFor(token!) };
     next();
   });
+  // Each request of the session counts against the general rate limit of the key that opened it, as an API request does.
+  router.use(countRequests(deps.limits, (req) => req.portal!.who));
   router.use(express.urlencoded({ extended: false, limit: '64kb' }));
-  // CSRF: every form posts the session's token; the cookie is SameSite=Strict besides.
+  // CSRF: every form posts the session's token; the cookie is SameSite=Lax besides.
   router.use((req, res, next) => {
     if (req.method !== 'POST') return next();
     const given = Buffer.from(String((req.body as Record<string, unknown>)?._csrf ?? ''));
@@ -132,6 +165,18 @@ export function portalRouter(deps: TemporalDeps & { db: Db }): Router {
   const ctx = (req: Request, extra: Partial<PageContext> = {}): PageContext => ({ mode: req.portal!.who.mode, csrf: req.portal!.csrf, ...extra });
   const who = (req: Request) => req.portal!.who;
   const form = (req: Request) => (req.body ?? {}) as Record<string, string>;
+  /** Runs a declared operation as the session's caller; resolves with its answer's body. */
+  const call = async <T>(req: Request, res: Response, op: (typeof OPS)[keyof typeof OPS], parts: { params?: Record<string, string>; query?: Record<string, string>; body?: unknown } = {}): Promise<T> => {
+    const key = req.method === 'POST' ? form(req)[IDEMPOTENCY_FIELD] : undefined;
+    const answer: Answer = await deps.run(op, deps.contextOf(req, who(req)), {
+      params: parts.params ?? {},
+      query: parts.query ?? {},
+      body: parts.body ?? {},
+      ...(key ? { idempotencyKey: key } : {}),
+      setHeader: (name, value) => res.setHeader(name, value),
+    });
+    return answer.body as T;
+  };
 
   async function rows(hooks: WebhookRow[]): Promise<WebhookRowView[]> {
     const health = await healthOf(db, hooks);
@@ -141,12 +186,16 @@ export function portalRouter(deps: TemporalDeps & { db: Db }): Router {
     });
   }
   async function showWebhook(req: Request, res: Response, id: string, extra: Partial<PageContext> = {}, newSecret?: { secret: string; previousExpiresAt: string | null }) {
-    const row = await ownWebhook(db, who(req), id);
-    const [[view], recent, hours] = await Promise.all([rows([row]), recentAttempts(db, who(req), row.id), hourlyAttempts(db, who(req), row.id)]);
-    res.status(extra.errors ? 422 : 200).type('html').send(webhookPage(ctx(req, extra), view!, { recent, hours }, newSecret));
+    const params = { id };
+    const [hook, health] = await Promise.all([call<WebhookAnswer>(req, res, OPS.getWebhook, { params }), call<HealthAnswer>(req, res, OPS.health, { params })]);
+    const [recent, hours] = await Promise.all([recentAttempts(db, who(req), id), hourlyAttempts(db, who(req), id)]);
+    const view: WebhookRowView = { id: hook.id, url: hook.url, created_at: hook.created_at, disabled_at: hook.disabled_at, headerNames: hook.custom_headers.map((c) => c.name), health };
+    res.status(extra.errors ? 422 : 200).type('html').send(webhookPage(ctx(req, extra), view, { recent, hours }, newSecret));
   }
   const notice = (req: Request) => (typeof req.query.notice === 'string' ? req.query.notice.slice(0, 200) : undefined);
   const back = (res: Response, path: string, message: string) => res.redirect(303, `${path}?notice=${encodeURIComponent(message)}`);
+  /** A refused form is shown again with why; anything else (a 404, a 429) goes to the error page. */
+  const refusedForm = (err: unknown): err is ApiError => err instanceof ApiError && err.status === 422;
 
   router.get('/', async (req, res) => {
     res.type('html').send(webhooksPage(ctx(req, { notice: notice(req) }), await rows(await ownWebhooks(db, who(req)))));
@@ -154,80 +203,87 @@ export function portalRouter(deps: TemporalDeps & { db: Db }): Router {
   router.post('/webhooks', async (req, res) => {
     const f = form(req);
     try {
-      const input = parseInput(WebhookCreate, { url: f.url, webhook_secret: f.webhook_secret || undefined, custom_headers: headersFrom(f) }, WEBHOOK_INPUT);
-      const hook = await createWebhook(db, config, who(req), input);
+      const webhook = { url: f.url, webhook_secret: f.webhook_secret || undefined, custom_headers: headersFrom(f) };
+      const hook = await call<WebhookAnswer>(req, res, OPS.createWebhook, { body: { webhook } });
       back(res, `/portal/webhooks/${hook.id}`, 'Webhook added.');
     } catch (err) {
-      if (!(err instanceof ApiError)) throw err;
+      if (!refusedForm(err)) throw err;
       res.status(err.status).type('html').send(webhooksPage(ctx(req, { errors: { message: err.message, details: err.errors } }), await rows(await ownWebhooks(db, who(req))), f));
     }
   });
   router.get('/webhooks/:id', async (req, res) => showWebhook(req, res, String(req.params.id), { notice: notice(req) }));
   router.post('/webhooks/:id', async (req, res) => {
     const f = form(req);
-    const id = String(req.params.id);
+    const params = { id: String(req.params.id) };
     try {
-      const hook = await ownWebhook(db, who(req), id);
+      const hook = await call<WebhookAnswer>(req, res, OPS.getWebhook, { params });
       // Values are write-only in the form: an empty one keeps the header's current value.
       const changes: Record<string, unknown> = { custom_headers: headersFrom(f, hook.custom_headers) };
       if (f.remove_secret) changes.webhook_secret = null;
       else if (f.webhook_secret) changes.webhook_secret = f.webhook_secret;
-      await updateWebhook(db, who(req), hook, parseInput(UpdateWebhookBody, changes, WEBHOOK_INPUT), health);
-      back(res, `/portal/webhooks/${id}`, 'Saved.');
+      await call(req, res, OPS.updateWebhook, { params, body: changes });
+      back(res, `/portal/webhooks/${params.id}`, 'Saved.');
     } catch (err) {
-      if (!(err instanceof ApiError) || err.code === 'NOT_FOUND') throw err;
-      await showWebhook(req, res, id, { errors: { message: err.message, details: err.errors } });
+      if (!refusedForm(err)) throw err;
+      await showWebhook(req, res, params.id, { errors: { message: err.message, details: err.errors } });
     }
   });
   router.post('/webhooks/:id/enable', async (req, res) => {
-    await updateWebhook(db, who(req), await ownWebhook(db, who(req), String(req.params.id)), {}, health);
+    await call(req, res, OPS.updateWebhook, { params: { id: String(req.params.id) } }); // an empty update re-enables
     back(res, `/portal/webhooks/${req.params.id}`, 'Re-enabled.');
   });
   router.post('/webhooks/:id/rotate', async (req, res) => {
-    const rotated = await rotateSecret(db, config, who(req), String(req.params.id));
+    const rotated = await call<z.output<typeof WebhookSecret>>(req, res, OPS.rotateSecret, { params: { id: String(req.params.id) } });
     await showWebhook(req, res, rotated.webhook_id, { notice: 'Secret rotated.' }, { secret: rotated.webhook_secret, previousExpiresAt: rotated.previous_secret_expires_at });
   });
-  // "Redeliver what failed since…": the API's recovery (same rules, same engine); times are UTC as the page shows them.
+  // "Redeliver what failed since…": the API's recovery; times are UTC as the page shows them.
   router.post('/webhooks/:id/recover', async (req, res) => {
     const id = String(req.params.id);
     const since = form(req).since ?? '';
     try {
-      const window = parseInput(RecoverBody, { since: /^\d{4}-\d\d-\d\dT\d\d:\d\d(:\d\d)?$/.test(since) ? `${since}Z` : since }, RECOVER_INPUT);
-      const recovery = await recoverWebhook(db, config, who(req), id, window, startRecovery);
+      const body = { since: /^\d{4}-\d\d-\d\dT\d\d:\d\d(:\d\d)?$/.test(since) ? `${since}Z` : since };
+      const recovery = await call<RecoveryView>(req, res, OPS.recover, { params: { id }, body });
       back(res, `/portal/webhooks/${id}`, recovery.matched === 0
         ? `Nothing to redeliver: every event since ${since.replace('T', ' ')} UTC reached this webhook.`
         : `Redelivering ${recovery.matched} event${recovery.matched === 1 ? '' : 's'} that did not reach this webhook since ${since.replace('T', ' ')} UTC${recovery.capped ? ' (the oldest of more: recover the same window again once these are done)' : ''}.`);
     } catch (err) {
-      if (!(err instanceof ApiError) || err.code === 'NOT_FOUND') throw err;
+      if (!refusedForm(err)) throw err;
       await showWebhook(req, res, id, { errors: { message: err.message, details: err.errors } });
     }
   });
   router.post('/webhooks/:id/test', async (req, res) => {
-    const { description } = parseInput(TestEventBody, { description: form(req).description || undefined }, TEST_EVENT_INPUT);
-    const event = await sendTestEvent(db, who(req), String(req.params.id), description);
+    const description = form(req).description || undefined;
+    const event = await call<z.output<typeof DeliveredEvent>>(req, res, OPS.sendTest, { params: { id: String(req.params.id) }, body: { description } });
     back(res, `/portal/events/${event.id}`, 'Test event sent.');
   });
   router.post('/webhooks/:id/delete', async (req, res) => {
-    await deleteWebhook(db, who(req), String(req.params.id), health);
+    await call(req, res, OPS.deleteWebhook, { params: { id: String(req.params.id) } });
     back(res, '/portal/', 'Webhook deleted.');
   });
 
   router.get('/events', async (req, res) => {
     const q = req.query as Record<string, string | undefined>;
-    const status = EVENT_STATUSES.find((s) => s === q.status);
-    const type = isEventType(q.type) ? q.type : undefined;
-    const beforeId = typeof q.before_id === 'string' && /^evt_[0-9a-f]{32}$/.test(q.before_id) ? q.before_id : undefined;
-    const list = await listEvents(db, who(req), { pageSize: PAGE_SIZE, beforeId }, { status, description: type });
-    res.type('html').send(eventsPage(ctx(req), list, { status, type, before_id: beforeId }));
+    // The page's own links carry these; a stale or hand-made value is dropped, not refused.
+    const filter = {
+      status: EVENT_STATUSES.find((s) => s === q.status),
+      type: isEventType(q.type) ? q.type : undefined,
+      before_id: typeof q.before_id === 'string' && hasPrefix(q.before_id, 'evt') ? q.before_id : undefined,
+    };
+    const query = { page_size: String(PAGE_SIZE), ...(filter.status ? { status: filter.status } : {}), ...(filter.type ? { description: filter.type } : {}), ...(filter.before_id ? { before_id: filter.before_id } : {}) };
+    const list = await call<z.output<typeof EventList>>(req, res, OPS.listEvents, { query });
+    res.type('html').send(eventsPage(ctx(req), list, filter));
   });
   router.get('/events/:id', async (req, res) => {
-    const event = eventSummary(await ownEvent(db, who(req), String(req.params.id)));
-    const [{ payloads }, deliveries] = await Promise.all([listPayloads(db, who(req), event.id), deliveryProgress(db, who(req), event.id)]);
+    const params = { id: String(req.params.id) };
+    const [event, { payloads }, deliveries] = await Promise.all([
+      call<z.output<typeof Event>>(req, res, OPS.getEvent, { params }),
+      call<z.output<typeof PayloadList>>(req, res, OPS.payloads, { params }),
+      deliveryProgress(db, who(req), params.id),
+    ]);
     res.type('html').send(eventPage(ctx(req, { notice: notice(req) }), event, deliveries, config.retryDelaysMs.length + 1, [...payloads].reverse()));
   });
   router.post('/events/:id/replay', async (req, res) => {
-    const event = await ownEvent(db, who(req), String(req.params.id)); // scoped: someone else's is 404
-    await replayEvent(db, deps, event.id);
+    const event = await call<z.output<typeof Event>>(req, res, OPS.replay, { params: { id: String(req.params.id) } });
     back(res, `/portal/events/${event.id}`, 'Replay started.');
   });
 
@@ -246,7 +302,7 @@ export function portalRouter(deps: TemporalDeps & { db: Db }): Router {
       return;
     }
     if (err instanceof ApiError && err.status < 500) {
-      res.status(err.status).type('html').send(bare('Refused', `${err.message}${err.errors.length ? ` (${err.errors.map((e) => (typeof e === 'string' ? e : `${e.field}: ${e.message}`)).join('; ')})` : ''}`));
+      res.status(err.status).type('html').send(bare(err.status === 429 ? 'Too many requests' : 'Refused', `${err.message}${err.errors.length ? ` (${err.errors.map((e) => (typeof e === 'string' ? e : `${e.field}: ${e.message}`)).join('; ')})` : ''}`));
       return;
     }
     // The route's template, never its path: a login path holds the link's token.
@@ -255,3 +311,7 @@ export function portalRouter(deps: TemporalDeps & { db: Db }): Router {
   });
   return router;
 }
+
+/** What the operations the portal calls answer: their declared response schemas. */
+type WebhookAnswer = z.output<typeof Webhook>;
+type HealthAnswer = z.output<typeof WebhookHealth>;

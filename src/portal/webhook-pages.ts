@@ -5,7 +5,7 @@ import type { HourOfAttempts, RecentAttempt } from '../webhooks/delivery-history
 import { breakableUrl, html } from './html';
 import { successChart } from './chart';
 import { headerFields, headerNamesOf } from './header-form';
-import { csrfField, page, type PageContext, when } from './layout';
+import { formGuards, page, type PageContext, when } from './layout';
 
 /** The portal's webhook pages: the list with the form to add one, and one webhook with its health and actions. */
 export interface WebhookRowView {
@@ -65,7 +65,7 @@ export function webhooksPage(ctx: PageContext, hooks: WebhookRowView[], form: Re
 <section aria-labelledby="create">
   <h2 id="create">Add a webhook</h2>
   <form method="post" action="/portal/webhooks" class="stack">
-    ${csrfField(ctx)}
+    ${formGuards(ctx)}
     <label for="url">URL</label>
     <input id="url" name="url" type="url" required value="${form.url ?? ''}" placeholder="https://example.com/webhooks" autocomplete="off">
     <label for="webhook_secret">Secret <span class="hint">(optional; signs every delivery)</span></label>
@@ -100,7 +100,7 @@ ${newSecret ? html`<section class="secret" aria-labelledby="newsecret"><h2 id="n
   <dt>Last 24 hours</dt><dd>${health.last_24h.attempts} attempts, ${health.last_24h.failed} failed</dd>
   <dt>Created</dt><dd>${when(hook.created_at)}</dd>
 </dl>
-${hook.disabled_at ? html`<form method="post" action="/portal/webhooks/${hook.id}/enable">${csrfField(ctx)}<button type="submit">Re-enable</button></form>` : ''}
+${hook.disabled_at ? html`<form method="post" action="/portal/webhooks/${hook.id}/enable">${formGuards(ctx)}<button type="submit">Re-enable</button></form>` : ''}
 </section>
 <section aria-labelledby="rate"><h2 id="rate">Success rate, last 24 hours</h2>
 ${successChart(activity.hours)}
@@ -120,19 +120,19 @@ ${activity.recent.length === 0 ? html`<p>No delivery attempts yet.</p>` : html`
 </section>
 <section aria-labelledby="recover"><h2 id="recover">Redeliver what failed</h2>
 <p>Delivers again to this webhook every event since the time you give whose delivery to it did not succeed (failed, or still retrying). Nothing is sent twice to a URL that acknowledged it.</p>
-<form method="post" action="/portal/webhooks/${hook.id}/recover" class="row">${csrfField(ctx)}
+<form method="post" action="/portal/webhooks/${hook.id}/recover" class="row">${formGuards(ctx)}
   <label for="since">Redeliver what failed since <span class="hint">(UTC)</span></label>
   <input id="since" name="since" type="datetime-local" required value="${recoverFrom(health)}">
   <button type="submit">Redeliver</button>
 </form></section>
 <section aria-labelledby="test"><h2 id="test">Send a test event</h2>
-<form method="post" action="/portal/webhooks/${hook.id}/test" class="row">${csrfField(ctx)}
+<form method="post" action="/portal/webhooks/${hook.id}/test" class="row">${formGuards(ctx)}
   <label for="description">Event type</label>
   <select id="description" name="description">${EVENT_TYPES.map((t) => html`<option${t === 'tracker.updated' ? html` selected` : ''}>${t}</option>`)}</select>
   <button type="submit">Send test event</button>
 </form></section>
 <section aria-labelledby="edit"><h2 id="edit">Edit</h2>
-<form method="post" action="/portal/webhooks/${hook.id}" class="stack">${csrfField(ctx)}
+<form method="post" action="/portal/webhooks/${hook.id}" class="stack">${formGuards(ctx)}
   <label for="webhook_secret">New secret <span class="hint">(blank keeps the current one)</span></label>
   <input id="webhook_secret" name="webhook_secret" type="password" autocomplete="off">
   <label class="check"><input type="checkbox" name="remove_secret" value="1"> Remove the secret (deliveries are not signed)</label>
@@ -141,9 +141,9 @@ ${activity.recent.length === 0 ? html`<p>No delivery attempts yet.</p>` : html`
 </form></section>
 <section aria-labelledby="rotate"><h2 id="rotate">Rotate the secret</h2>
 <p>A new secret is generated and shown once; the current one keeps signing beside it for a grace period, so your endpoint can switch without missing a delivery.</p>
-<form method="post" action="/portal/webhooks/${hook.id}/rotate">${csrfField(ctx)}<button type="submit">Rotate secret</button></form></section>
+<form method="post" action="/portal/webhooks/${hook.id}/rotate">${formGuards(ctx)}<button type="submit">Rotate secret</button></form></section>
 <section aria-labelledby="delete"><h2 id="delete">Delete</h2>
-<form method="post" action="/portal/webhooks/${hook.id}/delete" class="row">${csrfField(ctx)}
+<form method="post" action="/portal/webhooks/${hook.id}/delete" class="row">${formGuards(ctx)}
   <label class="check"><input type="checkbox" name="confirm" value="1" required> Yes, delete this webhook</label>
   <button type="submit" class="danger">Delete webhook</button>
 </form></section>`);

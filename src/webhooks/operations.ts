@@ -3,11 +3,10 @@ import { healthWorkflows } from '../engine/starters';
 import type { Caller } from '../account/principal';
 import { Empty } from '../account/api-keys.schema';
 import { DeliveredEvent } from '../events/events.schema';
-import { recoveryProgress, startRecovery } from '../engine/replay';
+import { recoverWebhook, recoveryProgress } from '../engine/recovery';
 import { notFound } from '../errors/api-error';
 import { defineOperation } from '../operation';
-import { recoverWebhook } from './recovery';
-import { RECOVER_INPUT, RecoverBody, Recovery } from './recovery.schema';
+import { RECOVER_INPUT, RecoverBody, Recovery } from '../engine/recovery.schema';
 import { webhookHealth } from './health-view';
 import { rotateSecret } from './secret-rotation';
 import { sendTestEvent } from './test-events';
@@ -58,17 +57,17 @@ export const webhookOperations = [
     status: 201, response: DeliveredEvent, tag, summary: 'Send a test event to one webhook',
     description: 'A sample Event of the chosen type, delivered to this webhook only and marked `X-Shiphook-Test: true`.',
     handler: ({ params, body }, { db, who }: Context) => sendTestEvent(db, who, params.id, body.description) }),
-  // Recovery: the rules in recovery.ts, carried out by the engine as a replay narrowed to the webhook.
+  // Recovery: a replay narrowed to the webhook (engine/recovery.ts).
   defineOperation({ method: 'POST', path: '/webhooks/:id/recover', access: 'any key', params: { id: 'hook' }, rateLimit: 'replays', idempotent: true,
     body: { schema: RecoverBody, rules: RECOVER_INPUT },
     status: 202, response: Recovery, tag, summary: 'Redeliver what a webhook missed in a window',
     description: 'Every event of the key\'s user and mode created in [`since`, `until`) whose delivery to this webhook has not succeeded (failed, pending or retrying) is delivered to this webhook again, and only to it. Answers at once with a handle; a disabled webhook must be re-enabled first.',
     links: { 'GET /recoveries/:id': '/id' },
-    handler: ({ params, body }, { db, config, who }: Context) => recoverWebhook(db, config, who, params.id, body, startRecovery) }),
+    handler: ({ params, body }, { db, config, who }: Context) => recoverWebhook(db, config, who, params.id, body) }),
   defineOperation({ method: 'GET', path: '/recoveries/:id', access: 'any key', params: { id: 'replay' },
     status: 200, response: Recovery, tag, summary: 'How far a recovery got',
     handler: async ({ params }, { db, who }: Context) => {
-      const progress = await recoveryProgress(db, { userId: who.user.id, mode: who.mode }, params.id);
+      const progress = await recoveryProgress(db, who, params.id);
       if (!progress) throw notFound('Recovery not found.');
       return progress;
     } }),

@@ -59,7 +59,7 @@ describe('the OpenAPI document', () => {
 describe('the router of the real lists', () => {
   it('routes exactly the declared methods and paths, in the declared order of paths', () => {
     for (const [, operations] of BASES) {
-      const router = operationRouter(operations, () => undefined as never, () => []);
+      const router = operationRouter(operations, () => undefined as never, async () => ({ status: 200, body: {} }));
       // Route layers only: the router ends with the error layer that keeps the route template.
       const layers = (router as unknown as { stack: { route?: { path: string; methods: Record<string, boolean> } }[] }).stack;
       const routes = layers.flatMap((layer) => (layer.route ? [layer.route] : []));
@@ -97,7 +97,11 @@ describe('a router built from declarations', () => {
   beforeAll(async () => {
     const app = express();
     app.use(express.json());
-    app.use(operationRouter(things, () => ({ prefix: 'a' }), (op) => [(_req, _res, next) => (guarded.push(op.method), next())]));
+    // A runner that notes which operation it runs, then runs it as the real ones do.
+    app.use(operationRouter(things, () => ({ prefix: 'a' }), async (op, ctx, call) => {
+      guarded.push(op.method);
+      return { status: op.status, body: await op.run(call, ctx) };
+    }));
     app.use((req) => {
       throw new ApiError('NOT_FOUND', `No route for ${req.method} ${req.path}.`);
     });

@@ -1,6 +1,6 @@
 import { type InputRules, z } from '../schema';
 
-/** Request and response schemas of a webhook's recovery (POST /v2/webhooks/:id/recover); the rules are in recovery.ts. */
+/** Request and response schemas of a webhook's recovery (POST /v2/webhooks/:id/recover); the rules are in recovery.ts beside it. */
 
 const datetime = (description: string) =>
   z
