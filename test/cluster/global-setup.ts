@@ -1,4 +1,4 @@
-import { temporalServerBinaries } from '../../src/launcher/temporal-server-binaries';
+import { temporalServerBinaries } from './temporal-server/binaries';
 
 /**
  * Before any test of `npm run test:cluster`: the Temporal server's binaries, from

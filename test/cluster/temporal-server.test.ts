@@ -7,8 +7,9 @@ import { searchAttributes } from '../../src/engine/contract';
 import { LaunchError } from '../../src/launcher/launch-error';
 import { findTemporalCli } from '../../src/launcher/temporal';
 import { listSearchAttributes } from '../../src/launcher/temporal-operator';
-import { HISTORY_SHARDS, startTemporalServer, type TemporalServer } from '../../src/launcher/temporal-server';
-import { TEMPORAL_SERVER_VERSION, temporalServerBinaries, temporalServerCacheDir } from '../../src/launcher/temporal-server-binaries';
+import { TEMPORAL_SERVER_VERSION, temporalServerBinaries, temporalServerCacheDir } from './temporal-server/binaries';
+import { HISTORY_SHARDS } from './temporal-server/environment';
+import { startTemporalServer, type TemporalServer } from './temporal-server/server';
 
 const scratch = mkdtempSync(path.join(tmpdir(), 'shiphook-temporal-server-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
@@ -74,12 +75,11 @@ describe('a real Temporal server on its own PostgreSQL', () => {
   let connection: Connection;
   const cli = findTemporalCli(process.env.TEMPORAL_CLI_PATH);
 
-  // The first run on a machine builds the server from the Go module proxy: minutes, once.
+  // The binaries are there: the suite's global setup built them, if it had to, before any file.
   beforeAll(async () => {
-    await temporalServerBinaries();
     server = await startTemporalServer({ dataDir: path.join(scratch, 'server'), cliPath: cli, namespaceRetentionMs: 24 * 3600_000 });
     connection = await Connection.connect({ address: server.address });
-  }, 30 * 60_000);
+  });
   afterAll(async () => {
     await connection?.close();
     await server?.stop();

@@ -3,10 +3,10 @@ import { randomUUID } from 'node:crypto';
 import { existsSync, promises as fs } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { stderrTail } from './child';
-import { LaunchError } from './launch-error';
-import { onPath } from './on-path';
-import { TOOLS_DIR } from './python-tool';
+import { stderrTail } from '../../../src/launcher/child';
+import { LaunchError } from '../../../src/launcher/launch-error';
+import { onPath } from '../../../src/launcher/on-path';
+import { TOOLS_DIR } from '../../../src/launcher/python-tool';
 
 /**
  * The Temporal server (not the dev server) and its schema tool, pinned. v1.32.0 is the
