@@ -7,7 +7,7 @@ import { type ShiphookChild, startShiphookChild } from '../../src/launcher/child
 import { freePort } from '../../src/launcher/ports';
 import { type EmbeddedDatabase, startEmbeddedPostgres } from '../../src/launcher/postgres';
 import { shiphookProcessEnv } from '../../src/launcher/process-env';
-import { startTemporalServer, type TemporalServer } from '../../src/launcher/temporal-server';
+import { startTemporalServer, type TemporalServer } from './temporal-server/server';
 import { duration } from '../../src/config';
 import { createDb, type Db } from '../../src/db/database';
 import { workflowBundleFile } from '../support/isolated';
@@ -43,7 +43,7 @@ const EVENT_RETENTION = '720h';
 export type ClusterTemporal = TemporalServer;
 
 /**
- * The real server (src/launcher/temporal-server.ts) on a PostgreSQL of its own, its log beside the
+ * The real server (temporal-server/server.ts) on a PostgreSQL of its own, its log beside the
  * processes'. Its data goes when it stops: the embedded PostgreSQL may keep it outside the
  * cluster's folder (when its user cannot enter the folder), where `close` would not remove it.
  */

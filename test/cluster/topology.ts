@@ -66,7 +66,7 @@ export function serviceEnv(service: Exclude<ServiceName, 'migrate'>, shared: Sha
 }
 
 /** The Temporal server's dynamic config file (compose mounts it) and history shards: its launcher's. */
-export { DYNAMIC_CONFIG_FILE, HISTORY_SHARDS } from '../../src/launcher/temporal-server';
+export { DYNAMIC_CONFIG_FILE, HISTORY_SHARDS } from './temporal-server/environment';
 
 /** shiphook's search attributes as compose's `temporal operator search-attribute create` registers them. */
 export const SEARCH_ATTRIBUTES: { name: string; type: string }[] = searchAttributes.map((a) => ({ name: a.name, type: CLI_TYPE[a.type]! }));

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { DYNAMIC_CONFIG_FILE, HISTORY_SHARDS, isSetting, ROLE_ENV, SEARCH_ATTRIBUTES, SERVICES, type ServiceName, serviceEnv, type SharedEnv, SHARED_ENV_NAMES } from '../cluster/topology';
-import { temporalServerEnv } from '../../src/launcher/temporal-server';
+import { temporalServerEnv } from '../cluster/temporal-server/environment';
 
 /**
  * docker-compose.yml and the cluster test (`npm run test:cluster`, test/cluster/topology.ts)

@@ -1,4 +1,4 @@
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
@@ -7,8 +7,9 @@ import { searchAttributes } from '../../src/engine/contract';
 import { LaunchError } from '../../src/launcher/launch-error';
 import { findTemporalCli } from '../../src/launcher/temporal';
 import { listSearchAttributes } from '../../src/launcher/temporal-operator';
-import { HISTORY_SHARDS, startTemporalServer, type TemporalServer } from '../../src/launcher/temporal-server';
-import { TEMPORAL_SERVER_VERSION, temporalServerBinaries, temporalServerCacheDir } from '../../src/launcher/temporal-server-binaries';
+import { TEMPORAL_SERVER_VERSION, temporalServerBinaries, temporalServerCacheDir } from './temporal-server/binaries';
+import { HISTORY_SHARDS } from './temporal-server/environment';
+import { startTemporalServer, type TemporalServer } from './temporal-server/server';
 
 const scratch = mkdtempSync(path.join(tmpdir(), 'shiphook-temporal-server-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
@@ -67,6 +68,33 @@ describe('where the server binaries come from', () => {
     const env = { ...noGo, TEMPORAL_SERVER_PATH: path.join(bin, 'temporal-server') };
     await expect(temporalServerBinaries({ env, toolsDir: path.join(scratch, 'empty-tools') })).rejects.toThrow(/TEMPORAL_SQL_TOOL_PATH/);
   });
+
+  it('builds with Go when the tool cache is empty, saying what and for how long before, while and after', async () => {
+    // A stand-in for `go install`: it builds until the test has seen a progress line (or gives up
+    // waiting for one, so that a build that says nothing fails below), then leaves both commands in GOBIN.
+    const done = path.join(scratch, 'go-may-finish');
+    const fakeGo = path.join(scratch, 'fake-go');
+    mkdirSync(fakeGo);
+    writeFileSync(path.join(fakeGo, 'go'), `#!/bin/sh\ni=0\nwhile [ ! -e "${done}" ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i + 1)); done\ntouch "$GOBIN/server" "$GOBIN/sql"\n`);
+    chmodSync(path.join(fakeGo, 'go'), 0o755);
+    const toolsDir = path.join(scratch, 'tools-to-build');
+    const lines: string[] = [];
+    const progress = { everyMs: 50, say: (line: string) => { lines.push(line); if (/still building/.test(line)) writeFileSync(done, ''); } };
+
+    const built = await temporalServerBinaries({ env: { PATH: `${fakeGo}${path.delimiter}${process.env.PATH}` }, toolsDir, progress });
+
+    const bin = path.join(temporalServerCacheDir(toolsDir), 'bin');
+    expect(built).toEqual({ server: path.join(bin, 'temporal-server'), sqlTool: path.join(bin, 'temporal-sql-tool') });
+    expect(lines[0]).toMatch(new RegExp(`building the Temporal server v${TEMPORAL_SERVER_VERSION.replaceAll('.', '\\.')} from Go sources once .*, into .*temporal-server-${TEMPORAL_SERVER_VERSION}; this takes about \\d+ minutes on 2 cores`));
+    expect(lines.slice(1, -1).length).toBeGreaterThan(0);
+    for (const line of lines.slice(1, -1)) expect(line).toMatch(/still building the Temporal server: \d+ s so far/);
+    expect(lines.at(-1)).toMatch(/built the Temporal server in \d+ s$/);
+    // Nothing more once it is built, and nothing left of the staging folder.
+    const said = lines.length;
+    await expect(temporalServerBinaries({ env: noGo, toolsDir, progress })).resolves.toEqual(built);
+    expect(lines).toHaveLength(said);
+    expect(readdirSync(toolsDir)).toEqual([path.basename(temporalServerCacheDir(toolsDir))]);
+  });
 });
 
 describe('a real Temporal server on its own PostgreSQL', () => {
@@ -74,12 +102,11 @@ describe('a real Temporal server on its own PostgreSQL', () => {
   let connection: Connection;
   const cli = findTemporalCli(process.env.TEMPORAL_CLI_PATH);
 
-  // The first run on a machine builds the server from the Go module proxy: minutes, once.
+  // The binaries are there: the suite's global setup built them, if it had to, before any file.
   beforeAll(async () => {
-    await temporalServerBinaries();
     server = await startTemporalServer({ dataDir: path.join(scratch, 'server'), cliPath: cli, namespaceRetentionMs: 24 * 3600_000 });
     connection = await Connection.connect({ address: server.address });
-  }, 30 * 60_000);
+  });
   afterAll(async () => {
     await connection?.close();
     await server?.stop();

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
-import { stderrTail } from './child';
-import type { EmbeddedDatabase } from './postgres';
-import { LaunchError } from './launch-error';
+import { stderrTail } from '../../../src/launcher/child';
+import type { EmbeddedDatabase } from '../../../src/launcher/postgres';
+import { LaunchError } from '../../../src/launcher/launch-error';
 
 /**
  * The Temporal server's two databases and their versioned schema, made by its schema tool as

@@ -1,15 +1,15 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { stderrTail, stopProcess, watchService, type WatchedService } from './child';
-import { LaunchError } from './launch-error';
-import { freePort } from './ports';
-import { type EmbeddedDatabase, startEmbeddedPostgres } from './postgres';
-import { findTemporalCli } from './temporal';
-import { clusterServing, ensureNamespace, registerSearchAttributes } from './temporal-operator';
-import { type TemporalServerBinaries, temporalServerBinaries } from './temporal-server-binaries';
-import { setupTemporalSchema } from './temporal-schema';
+import { stderrTail, stopProcess, watchService, type WatchedService } from '../../../src/launcher/child';
+import { LaunchError } from '../../../src/launcher/launch-error';
+import { freePort } from '../../../src/launcher/ports';
+import { startEmbeddedPostgres } from '../../../src/launcher/postgres';
+import { findTemporalCli } from '../../../src/launcher/temporal';
+import { clusterServing, ensureNamespace, registerSearchAttributes } from '../../../src/launcher/temporal-operator';
+import { type TemporalServerBinaries, temporalServerBinaries } from './binaries';
+import { DYNAMIC_CONFIG_FILE, type ServerPorts, temporalServerEnv } from './environment';
+import { setupTemporalSchema } from './schema';
 
 /**
  * A real Temporal server (not the dev server) for the cluster test: the pinned
@@ -24,12 +24,6 @@ import { setupTemporalSchema } from './temporal-schema';
  * start` process: one process to kill and start again. Every gRPC and membership port is a
  * free one on 127.0.0.1, kept across restarts.
  */
-
-/** The dynamic config compose mounts into its server, used here by path. */
-export const DYNAMIC_CONFIG_FILE = fileURLToPath(new URL('../../deploy/temporal/dynamicconfig/shiphook.yaml', import.meta.url));
-
-/** History shards, as compose's NUM_HISTORY_SHARDS: fixed for the life of a cluster's database. */
-export const HISTORY_SHARDS = 4;
 
 export interface TemporalServerOptions {
   /** Its PostgreSQL's data goes under `<dataDir>/temporal-postgres`. */
@@ -61,18 +55,6 @@ export interface TemporalServer {
   kill(signal?: NodeJS.Signals): Promise<void>;
   /** Starts the server again on the same database and ports, and waits until its frontend serves. */
   start(): Promise<void>;
-}
-
-interface ServerPorts {
-  frontend: number;
-  frontendHttp: number;
-  frontendMembership: number;
-  history: number;
-  historyMembership: number;
-  matching: number;
-  matchingMembership: number;
-  worker: number;
-  workerMembership: number;
 }
 
 const READY_TIMEOUT_MS = 120_000;
@@ -110,39 +92,6 @@ export async function startTemporalServer(opts: TemporalServerOptions): Promise<
     await postgres.stop();
     throw err;
   }
-}
-
-/**
- * The variables the temporalio/server image's configuration template reads (compose gives
- * its server the same names), for one process of all four services on 127.0.0.1. Nothing
- * else from this process's environment reaches the server: what the template reads is
- * exactly this.
- */
-export function temporalServerEnv(db: Pick<EmbeddedDatabase, 'url' | 'port'>, ports: ServerPorts, metricsPort?: number): NodeJS.ProcessEnv {
-  const url = new URL(db.url);
-  return {
-    PATH: process.env.PATH,
-    HOME: process.env.HOME,
-    DB: 'postgres12',
-    POSTGRES_SEEDS: url.hostname,
-    DB_PORT: String(db.port),
-    POSTGRES_USER: decodeURIComponent(url.username),
-    POSTGRES_PWD: decodeURIComponent(url.password),
-    NUM_HISTORY_SHARDS: String(HISTORY_SHARDS),
-    DYNAMIC_CONFIG_FILE_PATH: DYNAMIC_CONFIG_FILE,
-    BIND_ON_IP: '127.0.0.1',
-    LOG_LEVEL: 'warn',
-    FRONTEND_GRPC_PORT: String(ports.frontend),
-    FRONTEND_HTTP_PORT: String(ports.frontendHttp),
-    FRONTEND_MEMBERSHIP_PORT: String(ports.frontendMembership),
-    HISTORY_GRPC_PORT: String(ports.history),
-    HISTORY_MEMBERSHIP_PORT: String(ports.historyMembership),
-    MATCHING_GRPC_PORT: String(ports.matching),
-    MATCHING_MEMBERSHIP_PORT: String(ports.matchingMembership),
-    WORKER_GRPC_PORT: String(ports.worker),
-    WORKER_MEMBERSHIP_PORT: String(ports.workerMembership),
-    ...(metricsPort !== undefined ? { PROMETHEUS_ENDPOINT: `127.0.0.1:${metricsPort}` } : {}),
-  };
 }
 
 /** Nine free ports, no two alike. */

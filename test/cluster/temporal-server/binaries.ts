@@ -3,10 +3,10 @@ import { randomUUID } from 'node:crypto';
 import { existsSync, promises as fs } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { stderrTail } from './child';
-import { LaunchError } from './launch-error';
-import { onPath } from './on-path';
-import { TOOLS_DIR } from './python-tool';
+import { stderrTail } from '../../../src/launcher/child';
+import { LaunchError } from '../../../src/launcher/launch-error';
+import { onPath } from '../../../src/launcher/on-path';
+import { TOOLS_DIR } from '../../../src/launcher/python-tool';
 
 /**
  * The Temporal server (not the dev server) and its schema tool, pinned. v1.32.0 is the
@@ -31,10 +31,26 @@ export interface TemporalServerBinariesOptions {
   env?: NodeJS.ProcessEnv;
   /** The project's tool cache (tests move it). */
   toolsDir?: string;
+  /** Where a build says what it is doing (default: stderr), and how often it says it is still at it (tests shrink it). */
+  progress?: BuildProgress;
 }
 
+export interface BuildProgress {
+  say(line: string): void;
+  everyMs: number;
+}
+
+/**
+ * A build from an empty Go cache, as measured on a fresh 2-core machine (docs/operations.md,
+ * "The real Temporal server"): what the build announces before it starts, so that a first
+ * `npm run test:cluster` says how long it will be busy before its first test.
+ */
+const COLD_BUILD_MINUTES = 17;
+
+const STDERR_PROGRESS: BuildProgress = { say: (line) => process.stderr.write(`${line}\n`), everyMs: 30_000 };
+
 const HELP = `The cluster test runs a real Temporal server (v${TEMPORAL_SERVER_VERSION}), built once from the Go module proxy. Either:
-  - install Go ${'>='} 1.26.8 (https://go.dev/dl/) and run again: the server is built into the project's tool cache (a few minutes, once), or
+  - install Go ${'>='} 1.26.8 (https://go.dev/dl/) and run again: the server is built into the project's tool cache (once; about ${COLD_BUILD_MINUTES} minutes on 2 cores), or
   - set TEMPORAL_SERVER_PATH to a temporal-server binary of v${TEMPORAL_SERVER_VERSION} (and TEMPORAL_SQL_TOOL_PATH to its temporal-sql-tool, unless it lies beside it).`;
 
 /** Where the built binaries are kept (whether or not they are there yet). */
@@ -45,8 +61,8 @@ export function temporalServerCacheDir(toolsDir = TOOLS_DIR): string {
 /**
  * The server and schema tool: TEMPORAL_SERVER_PATH (with TEMPORAL_SQL_TOOL_PATH, or the
  * tool beside the server), then the project's tool cache, which is built now with Go if it
- * is not there yet (one progress line on stderr). Two processes building at once each build
- * into their own folder and rename it into place: neither sees half a build.
+ * is not there yet (saying so, then how long it has been at it). Two processes building at
+ * once each build into their own folder and rename it into place: neither sees half a build.
  */
 export async function temporalServerBinaries(opts: TemporalServerBinariesOptions = {}): Promise<TemporalServerBinaries> {
   const env = opts.env ?? process.env;
@@ -60,7 +76,7 @@ export async function temporalServerBinaries(opts: TemporalServerBinariesOptions
   if (cached) return cached;
   const go = onPath('go', env);
   if (!go) throw new LaunchError(`Go is needed to build the Temporal server, and \`go\` is not on PATH.\n${HELP}`);
-  await build(go, dir, env);
+  await build(go, dir, env, opts.progress ?? STDERR_PROGRESS);
   const built = cachedBinaries(dir);
   if (!built) throw new LaunchError(`go install left no ${BUILT.server.from} and ${BUILT.sqlTool.from} in ${dir}.\n${HELP}`);
   return built;
@@ -99,13 +115,18 @@ async function checkVersion(server: string, variable: string): Promise<void> {
   }
 }
 
-/** `go install` of both commands into a folder of its own, renamed into `dir` once complete. */
-async function build(go: string, dir: string, env: NodeJS.ProcessEnv): Promise<void> {
+/**
+ * `go install` of both commands into a folder of its own, renamed into `dir` once complete;
+ * it says what it is doing and how long that takes before it starts, then the time elapsed
+ * every `progress.everyMs` while Go builds, then the time it took.
+ */
+async function build(go: string, dir: string, env: NodeJS.ProcessEnv, progress: BuildProgress): Promise<void> {
   // Its own folder even beside another build of this process.
   const staging = `${dir}.partial-${process.pid}-${randomUUID().slice(0, 8)}`;
   await fs.mkdir(path.join(staging, 'bin'), { recursive: true });
-  process.stderr.write(`shiphook: building the Temporal server v${TEMPORAL_SERVER_VERSION} with ${go} from the Go module proxy into ${path.relative(process.cwd(), dir) || dir} (once; it takes minutes)…\n`);
+  progress.say(`shiphook: building the Temporal server v${TEMPORAL_SERVER_VERSION} from Go sources once (${go} install, from the Go module proxy), into ${shown(dir)}; this takes about ${COLD_BUILD_MINUTES} minutes on 2 cores (less when Go's build cache is warm)…`);
   const started = Date.now();
+  const ticker = setInterval(() => progress.say(`shiphook: still building the Temporal server: ${elapsed(started)} so far…`), progress.everyMs);
   try {
     const packages = [`${MODULE}/cmd/server@v${TEMPORAL_SERVER_VERSION}`, `${MODULE}/cmd/tools/sql@v${TEMPORAL_SERVER_VERSION}`];
     // GOTOOLCHAIN=local: the installed Go builds it or says why not; it never fetches another Go.
@@ -115,10 +136,23 @@ async function build(go: string, dir: string, env: NodeJS.ProcessEnv): Promise<v
       // Another process finished first: its build is as good as ours.
       if (!cachedBinaries(dir)) throw err;
     });
-    process.stderr.write(`shiphook: built the Temporal server in ${Math.round((Date.now() - started) / 1000)} s\n`);
+    progress.say(`shiphook: built the Temporal server in ${elapsed(started)}`);
   } finally {
+    clearInterval(ticker);
     await fs.rm(staging, { recursive: true, force: true });
   }
+}
+
+/** A folder as the reader finds it: under the working folder, relative to it. */
+function shown(dir: string): string {
+  const relative = path.relative(process.cwd(), dir);
+  return relative && !relative.startsWith('..') ? relative : dir;
+}
+
+/** The time since `started`, as a person reads it: `42 s`, `3 min 05 s`. */
+function elapsed(started: number): string {
+  const s = Math.round((Date.now() - started) / 1000);
+  return s < 60 ? `${s} s` : `${Math.floor(s / 60)} min ${String(s % 60).padStart(2, '0')} s`;
 }
 
 function run(command: string, args: string[], env: NodeJS.ProcessEnv): Promise<void> {
