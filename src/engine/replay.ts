@@ -13,6 +13,7 @@ import type { TemporalDeps } from './client';
 import { MAX_BULK_REPLAY, type ReplayFilter } from './replay.schema';
 import { endReplays } from './replay-end';
 import { notDeleted } from '../db/soft-delete';
+import { errorText } from '../errors/error-text';
 
 /**
  * A delivery row `d` whose webhook can still be delivered to: not deleted, not disabled.
@@ -77,7 +78,7 @@ export async function replayEvent(db: Db, deps: TemporalDeps, eventId: string, o
     // It may have carried a broad replay's mark, now cleared.
     await endReplays(db, [row.replay_id]);
   } catch (err) {
-    log.info('replay start deferred to the dispatcher', { event_id: row.id, error: String((err as Error).message).slice(0, 200) });
+    log.info('replay start deferred to the dispatcher', { event_id: row.id, error: errorText(err) });
     await releaseClaims(db, [row.id]).catch(() => undefined); // or its lease runs out
   }
   return eventView(row, urls);

@@ -3,6 +3,7 @@ import { Gauge } from 'prom-client';
 import type { Db } from '../db/database';
 import { log } from '../log';
 import { notDeleted } from '../db/soft-delete';
+import { errorText } from '../errors/error-text';
 
 /**
  * The delivery engine's state, read from PostgreSQL when Prometheus scrapes (never
@@ -30,7 +31,7 @@ export function registerEngineMetrics(db: Db): void {
         disabledWebhooks.set(row.disabled);
       } catch (err) {
         for (const g of [outboxLag, outboxDepth, retriesWaiting, disabledWebhooks]) g.reset();
-        log.warn('engine metrics not read', { error: String((err as Error).message).slice(0, 200) });
+        log.warn('engine metrics not read', { error: errorText(err) });
       } finally {
         setImmediate(() => { reading = undefined; });
       }

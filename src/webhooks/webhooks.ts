@@ -13,6 +13,7 @@ import type { UpdateWebhookBody, WebhookCreate } from './webhooks.schema';
 import { maskUrl, normalizeWebhookUrl } from './url';
 import { log } from '../log';
 import { notDeleted } from '../db/soft-delete';
+import { errorText } from '../errors/error-text';
 
 /**
  * Webhooks (the API specification, 2.3, 3.2 and 4.2). Scoped by the key's user and mode. The secret is
@@ -141,7 +142,7 @@ export async function updateWebhook(db: Db, who: Principal, hook: WebhookRow, in
   if (hook.disabled_at || hook.failing_since) {
     if (hook.disabled_at) log.info('webhook re-enabled', { webhook_id: hook.id, was_disabled_for: hook.disabled_reason ?? 'unknown' });
     else log.info('webhook failure streak reset by an update', { webhook_id: hook.id, consecutive_failures: hook.consecutive_failures });
-    await health.restart(hook.id).catch((err: unknown) => log.warn('could not restart the webhook\'s health workflow', { webhook_id: hook.id, error: String((err as Error)?.message ?? err).slice(0, 200) }));
+    await health.restart(hook.id).catch((err: unknown) => log.warn('could not restart the webhook\'s health workflow', { webhook_id: hook.id, error: errorText(err) }));
   }
   return webhookView(row);
 }
@@ -156,7 +157,7 @@ export async function deleteWebhook(db: Db, who: Principal, id: string, health: 
   if (result.numUpdatedRows === 0n) throw notFound('Webhook not found.');
   // Its health workflow would otherwise wait out its idle time; if the signal is lost, its next decision finds the webhook deleted and ends it.
   const ended = await health.end(id).catch((err: unknown) => {
-    log.warn('could not end the webhook\'s health workflow', { webhook_id: id, error: String((err as Error)?.message ?? err).slice(0, 200) });
+    log.warn('could not end the webhook\'s health workflow', { webhook_id: id, error: errorText(err) });
     return false;
   });
   if (ended) log.info('webhook deleted: its health workflow ends', { webhook_id: id });
