@@ -4,6 +4,7 @@ import type { Db } from './db/database';
 import { pendingMigrations } from './db/migrate';
 import { ApiError } from './errors/api-error';
 import { log } from './log';
+import { errorText } from './errors/error-text';
 
 /**
  * Health of an api or worker process. `/healthz`: the process answers. `/readyz`:
@@ -57,7 +58,7 @@ async function check(name: string, fn: () => Promise<void>): Promise<Check> {
     ]);
     return { ok: true };
   } catch (err) {
-    log.warn('not ready', { check: name, error: String((err as Error).message ?? err).slice(0, 200) });
+    log.warn('not ready', { check: name, error: errorText(err) });
     return { ok: false };
   } finally {
     clearTimeout(timer);

@@ -6,6 +6,7 @@ import { hasPrefix, newId } from '../ids';
 import type { Principal } from './principal';
 import { keyDigest, newApiKeyValue } from './secrets';
 import { liveChildren } from './users';
+import { notDeleted } from '../db/soft-delete';
 
 /**
  * API keys (the API specification, 2.1, 2.2, 3.1 and 4.1). Who may manage which key:
@@ -38,8 +39,8 @@ export async function findActiveKey(db: Db, digest: Buffer): Promise<Principal |
     .select(['api_keys.id as key_id', 'api_keys.mode as key_mode'])
     .where('api_keys.key_digest', '=', digest)
     .where('api_keys.active', '=', true)
-    .where('api_keys.deleted_at', 'is', null)
-    .where('users.deleted_at', 'is', null)
+    .where(notDeleted('api_keys'))
+    .where(notDeleted('users'))
     .executeTakeFirst();
   if (!row) return undefined;
   const { key_id, key_mode, ...user } = row;
@@ -77,7 +78,7 @@ export async function setKeyActive(db: Db, who: Principal, keyId: string, active
     .updateTable('api_keys')
     .set({ active })
     .where('id', '=', keyId)
-    .where('deleted_at', 'is', null)
+    .where(notDeleted())
     .returningAll()
     .executeTakeFirst();
   if (!row) throw notFound('API key not found.');
@@ -90,7 +91,7 @@ export async function deleteKey(db: Db, who: Principal, keyId: string): Promise<
     .updateTable('api_keys')
     .set({ deleted_at: new Date(), active: false })
     .where('id', '=', keyId)
-    .where('deleted_at', 'is', null)
+    .where(notDeleted())
     .execute();
 }
 
@@ -103,7 +104,7 @@ export async function listKeys(db: Db, who: Principal) {
     .selectFrom('api_keys')
     .selectAll()
     .where('user_id', '=', anyOf(ownerIds))
-    .where('deleted_at', 'is', null)
+    .where(notDeleted())
     .orderBy('id')
     .execute();
   const keysOf = (id: string) => keys.filter((k) => k.user_id === id).map(apiKeyView);
@@ -123,8 +124,8 @@ async function managedKey(db: Db, who: Principal, keyId: string): Promise<ApiKey
     .selectAll('api_keys')
     .select('users.parent_id as owner_parent_id')
     .where('api_keys.id', '=', keyId)
-    .where('api_keys.deleted_at', 'is', null)
-    .where('users.deleted_at', 'is', null)
+    .where(notDeleted('api_keys'))
+    .where(notDeleted('users'))
     .executeTakeFirst();
   const user = who.user;
   if (!row) throw notFound('API key not found.');

@@ -1,6 +1,7 @@
 import { type Expression, type ExpressionBuilder, type SqlBool, sql } from 'kysely';
 import type { Mode, UserRow } from './tables';
 import type { Db } from '../db/database';
+import { notDeleted } from '../db/soft-delete';
 
 /** Who is calling: the key's user (a parent or a child) and the key's mode. */
 export interface Principal {
@@ -31,6 +32,15 @@ export function ownedBy(who: Principal, opts: { table?: string; anyMode?: boolea
     const user = eb(column('user_id'), '=', who.user.id);
     return opts.anyMode ? user : eb.and([user, eb(column('mode'), '=', who.mode)]);
   };
+}
+
+/**
+ * `ownedBy` of a table with soft deletes (webhooks): the caller's rows that were not
+ * deleted. Where every query of such a table starts, so none forgets the deleted ones.
+ */
+export function ownedLive(who: Principal, opts: { table?: string } = {}) {
+  return <DB, TB extends keyof DB>(eb: ExpressionBuilder<DB, TB & OwnedTables<DB, TB>>): Expression<SqlBool> =>
+    eb.and([ownedBy(who, opts)<DB, TB>(eb), notDeleted(opts.table)]);
 }
 
 /** The owner a new row of the caller is stamped with: `.values({ id, ...ownerOf(who), … })`. */

@@ -8,6 +8,7 @@ import { hashPassword } from './secrets';
 import { MODES } from './tables';
 import type { NewChild, NewParentUser } from './users.schema';
 import { userView } from './users';
+import { notDeleted } from '../db/soft-delete';
 
 /**
  * Opening accounts: a parent (by an operator; the real service's web interface) or a
@@ -27,7 +28,7 @@ export async function createParentUser(db: Db, input: z.output<typeof NewParentU
   const balance = input.balance === undefined ? undefined : String(input.balance);
   const password_hash = password ? await hashPassword(password) : null;
   return db.transaction().execute(async (trx) => {
-    const taken = await trx.selectFrom('users').select('id').where(({ fn }) => fn('lower', ['email']), '=', email.toLowerCase()).where('deleted_at', 'is', null).executeTakeFirst();
+    const taken = await trx.selectFrom('users').select('id').where(({ fn }) => fn('lower', ['email']), '=', email.toLowerCase()).where(notDeleted()).executeTakeFirst();
     if (taken) throw new ApiError('USER.INVALID', 'The user could not be created.', [{ field: 'email', message: 'is already taken' }]);
     const row = await trx
       .insertInto('users')

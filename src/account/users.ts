@@ -8,6 +8,7 @@ import type { z } from '../schema';
 import { hashPassword, passwordNeedsRehash, verifyPassword } from './secrets';
 import type { OperatorUserUpdate, UserUpdate as UserUpdateSchema } from './users.schema';
 import { type PageParams, paginate } from '../db/paginate';
+import { notDeleted } from '../db/soft-delete';
 
 /**
  * Users (the API specification, 2.6 and 4.5): their views, who sees whom, updates and
@@ -60,7 +61,7 @@ export async function liveChildren(db: Executor, parentId: string): Promise<User
     .selectFrom('users')
     .selectAll()
     .where('parent_id', '=', parentId)
-    .where('deleted_at', 'is', null)
+    .where(notDeleted())
     .orderBy('id')
     .execute();
 }
@@ -74,7 +75,7 @@ export async function visibleUser(db: Db, who: Principal, id: string): Promise<U
         .selectAll()
         .where('id', '=', id)
         .where('parent_id', '=', who.user.id)
-        .where('deleted_at', 'is', null)
+        .where(notDeleted())
         .executeTakeFirst()
     : undefined;
   if (!row) throw notFound('User not found.');
@@ -117,7 +118,7 @@ export async function updateUser(db: Db, target: UserRow, input: UserChanges) {
 /** PATCH /admin/v1/users/:id: an operator sets a parent's email or password, no current password needed. */
 export async function operatorUpdateUser(db: Db, id: string, input: z.output<typeof OperatorUserUpdate>) {
   const target = hasPrefix(id, 'user')
-    ? await db.selectFrom('users').selectAll().where('id', '=', id).where('parent_id', 'is', null).where('deleted_at', 'is', null).executeTakeFirst()
+    ? await db.selectFrom('users').selectAll().where('id', '=', id).where('parent_id', 'is', null).where(notDeleted()).executeTakeFirst()
     : undefined;
   if (!target) throw notFound('User not found.');
   const changes: UserUpdate = {};
@@ -133,7 +134,7 @@ async function saveUser(db: Db, target: UserRow, changes: UserUpdate) {
       .updateTable('users')
       .set({ ...changes, updated_at: new Date() })
       .where('id', '=', target.id)
-      .where('deleted_at', 'is', null)
+      .where(notDeleted())
       .returningAll()
       .executeTakeFirst();
     if (!row) throw notFound('User not found.');
@@ -155,13 +156,13 @@ export async function deleteChildUser(db: Db, who: Principal, id: string): Promi
   await db.transaction().execute(async (trx) => {
     const now = new Date();
     await trx.updateTable('users').set({ deleted_at: now }).where('id', '=', target.id).execute();
-    await trx.updateTable('api_keys').set({ deleted_at: now, active: false }).where('user_id', '=', target.id).where('deleted_at', 'is', null).execute();
+    await trx.updateTable('api_keys').set({ deleted_at: now, active: false }).where('user_id', '=', target.id).where(notDeleted()).execute();
   });
 }
 
 /** GET /users/children: the caller's live children, oldest first. */
 export async function listChildren(db: Db, who: Principal, page: PageParams) {
-  const query = db.selectFrom('users').selectAll().where('parent_id', '=', who.user.id).where('deleted_at', 'is', null);
+  const query = db.selectFrom('users').selectAll().where('parent_id', '=', who.user.id).where(notDeleted());
   const { items, has_more } = await paginate(query, 'users', page, 'oldest');
   return { children: items.map(childView), has_more };
 }

@@ -18,6 +18,7 @@ import { referenceRoutes } from './reference';
 import { operationRouter } from './router';
 import { portalRouter } from '../portal/router';
 import type { TemporalClientSource } from '../engine/client';
+import { errorText } from '../errors/error-text';
 
 export interface AppDeps {
   config: Config;
@@ -94,10 +95,10 @@ const errorBody: ErrorRequestHandler = (err, req, res, _next) => {
     error = new ApiError('BAD_REQUEST', 'The request could not be read.');
   } else if (isDatabaseUnavailable(err)) {
     // PostgreSQL restarting or unreachable: a bounded wait (database.ts), then "retry", never a 500.
-    log.warn('database unavailable', { request_id: requestIdOf(res), method: req.method, route: routeTemplate(req, res), error: String(err?.message ?? err).slice(0, 200) });
+    log.warn('database unavailable', { request_id: requestIdOf(res), method: req.method, route: routeTemplate(req, res), error: errorText(err) });
     error = new ApiError('SERVICE_UNAVAILABLE', 'The database is unavailable; retry shortly.');
   } else {
-    log.error('unhandled error', { request_id: requestIdOf(res), method: req.method, route: routeTemplate(req, res), error: String(err?.message ?? err).slice(0, 500) });
+    log.error('unhandled error', { request_id: requestIdOf(res), method: req.method, route: routeTemplate(req, res), error: errorText(err, 500) });
     error = new ApiError('INTERNAL_SERVER_ERROR', 'An internal error occurred; please retry.');
   }
   if (res.headersSent) return;

@@ -5,6 +5,7 @@ import { canonicalRequest, KEY_FORMAT, KEY_FORMAT_RULE, keyMaterial } from '../i
 import { type Claim, claimKey, keepAnswer, readKey, releaseKey } from '../idempotency/store';
 import { log } from '../log';
 import type { Answer, HeaderSink } from './answer';
+import { errorText } from '../errors/error-text';
 
 /**
  * The `Idempotency-Key` request header (Stripe's convention, the IETF draft "The
@@ -73,7 +74,7 @@ async function answerFirst(db: Db, claim: Claim, perform: () => Promise<Answer>)
     answer = await perform();
   } catch (err) {
     if (err instanceof ApiError && err.status < 500) await keep(db, claim, { status: err.status, body: err.toBody() });
-    else await releaseKey(db, claim).catch((e) => log.warn('idempotency key not released; it is taken over later', { error: String(e?.message ?? e).slice(0, 200) }));
+    else await releaseKey(db, claim).catch((e) => log.warn('idempotency key not released; it is taken over later', { error: errorText(e) }));
     throw err;
   }
   await keep(db, claim, answer);
@@ -82,5 +83,5 @@ async function answerFirst(db: Db, claim: Claim, perform: () => Promise<Answer>)
 
 /** The work is done: a failure to keep its answer must not turn it into an error the client would retry. */
 async function keep(db: Db, claim: Claim, answer: Answer): Promise<void> {
-  await keepAnswer(db, claim, answer).catch((e) => log.warn('idempotency answer not kept', { error: String(e?.message ?? e).slice(0, 200) }));
+  await keepAnswer(db, claim, answer).catch((e) => log.warn('idempotency answer not kept', { error: errorText(e) }));
 }

@@ -11,6 +11,7 @@ import type { IdempotencyKeysTable } from '../idempotency/tables';
 import type { ShipmentsTable, TrackersTable } from '../shipments/tables';
 import type { UsersTable } from '../account/tables';
 import type { WebhooksTable } from '../webhooks/tables';
+import { errorText } from '../errors/error-text';
 
 /** Every table, by name. Each resource's table type lives in its own file under tables/. */
 export interface Database {
@@ -63,7 +64,7 @@ export function createPgPool(databaseUrl: string, maxConnections: number, opts: 
     query_timeout: STATEMENT_TIMEOUT_MS + 2000,
     allowExitOnIdle: opts.allowExitOnIdle,
   });
-  pool.on('error', (err) => log.warn('database connection lost; the pool opens a new one when needed', { error: String(err.message).slice(0, 200) }));
+  pool.on('error', (err) => log.warn('database connection lost; the pool opens a new one when needed', { error: errorText(err) }));
   // pg-pool listens for errors only while a connection is idle. One that PostgreSQL ends
   // while it is checked out (a restart) — even in the packet that ends its handshake,
   // before the caller could listen — would be an unhandled 'error' event that ends the

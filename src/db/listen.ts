@@ -1,5 +1,6 @@
 import pg from 'pg';
 import { log } from '../log';
+import { errorText } from '../errors/error-text';
 
 const RELISTEN_DELAY_MS = 1000;
 
@@ -28,7 +29,7 @@ export function listen(databaseUrl: string, channel: string, onNotify: (payload:
         current = undefined;
         onState(false);
       }
-      if (!closed) log.warn('lost the connection that LISTENs', { channel, error: String(err.message).slice(0, 200) });
+      if (!closed) log.warn('lost the connection that LISTENs', { channel, error: errorText(err) });
       void conn.end().catch(() => undefined);
       if (!closed) setTimeout(() => void connect(), RELISTEN_DELAY_MS).unref();
     };

@@ -11,7 +11,8 @@ import { redactUrl } from '../webhooks/url';
 import { deliverEvent } from '../../workflows/deliver-event';
 import { type DeliverEventInput, type DeliveryTarget, deliveryWorkflowId, EventIdAttr, EventTypeAttr, ModeAttr, UserIdAttr, WebhookUrlsAttr } from './contract';
 import { endReplays } from './replay-end';
-import { errorText, isPermanentStartFailure } from './start-failures';
+import { isPermanentStartFailure } from './start-failures';
+import { errorText } from '../errors/error-text';
 import { urlsAttribute } from './urls-attribute';
 
 /**
@@ -83,7 +84,7 @@ export function startDispatcher(opts: DispatcherOptions): { stop(): Promise<void
     events.forEach((e, i) => {
       const s = starts[i]!;
       if (s.status === 'fulfilled') return;
-      if (isPermanentStartFailure(s.reason)) refused.push({ id: e.id, user_id: e.user_id, error: errorText(s.reason) });
+      if (isPermanentStartFailure(s.reason)) refused.push({ id: e.id, user_id: e.user_id, error: errorText(s.reason, 1000) });
       else {
         failed.push(e.id);
         transientError ??= s.reason;
@@ -93,18 +94,18 @@ export function startDispatcher(opts: DispatcherOptions): { stop(): Promise<void
     await releaseClaims(db, failed);
     await markDispatchFailed(db, refused);
     // Their marks are cleared: a replay or recovery whose last events these were has ended.
-    await endReplays(db, claimed.map((e) => e.replay_id)).catch((err) => log.warn('could not check whether replays ended', { error: errorText(err).slice(0, 200) }));
+    await endReplays(db, claimed.map((e) => e.replay_id)).catch((err) => log.warn('could not check whether replays ended', { error: errorText(err) }));
     const eager = starts.filter((s) => s.status === 'fulfilled' && s.value.eager).length;
     log.debug('dispatched', { started: started.length - settled.length, settled: settled.length, eager, failed: failed.length, refused: refused.length });
     deliveryMetrics.startsFailed('transient', failed.length);
     deliveryMetrics.startsFailed('incident', refused.length);
     for (const r of refused) {
       // Once per event: it is not claimed again until an operator replays it (that is the action asked for).
-      log.warn('dispatch incident: Temporal refused to start the delivery workflow; replay the event once the cause is fixed', { event_id: r.id, user_id: r.user_id, error: r.error.slice(0, 300) });
+      log.warn('dispatch incident: Temporal refused to start the delivery workflow; replay the event once the cause is fixed', { event_id: r.id, user_id: r.user_id, error: errorText(r.error, 300) });
     }
     if (failed.length) {
       // Self-healing (Temporal slow or restarting): info; a lasting outage shows in the outbox lag metric and readiness.
-      log.info('delivery starts failed; the next pass retries them', { count: failed.length, error: errorText(transientError).slice(0, 200) });
+      log.info('delivery starts failed; the next pass retries them', { count: failed.length, error: errorText(transientError) });
     }
     batchSize = failed.length ? Math.max(MIN_BATCH_SIZE, Math.floor(batchSize / 2)) : Math.min(BATCH_SIZE, batchSize * 2);
     return { claimed: claimed.length, failed: failed.length };
@@ -124,7 +125,7 @@ export function startDispatcher(opts: DispatcherOptions): { stop(): Promise<void
           }
         }
       } catch (err) {
-        log.warn('dispatch pass failed', { error: String((err as Error).message ?? err).slice(0, 200) });
+        log.warn('dispatch pass failed', { error: errorText(err) });
       } finally {
         draining = undefined;
       }
@@ -278,7 +279,7 @@ export async function markDispatchFailed(db: Executor, failures: { id: string; e
   for (const f of failures) {
     await db
       .updateTable('events')
-      .set({ dispatch_failed_at: new Date(), dispatch_error: f.error.slice(0, 1000), dispatch_lease_until: null, replay_id: null })
+      .set({ dispatch_failed_at: new Date(), dispatch_error: errorText(f.error, 1000), dispatch_lease_until: null, replay_id: null })
       .where('id', '=', f.id)
       .where('dispatched_at', 'is', null)
       .execute();

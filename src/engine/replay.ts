@@ -12,13 +12,15 @@ import { LEASE_MS, markDispatched, pendingTargets, releaseClaims, startDelivery 
 import type { TemporalDeps } from './client';
 import { MAX_BULK_REPLAY, type ReplayFilter } from './replay.schema';
 import { endReplays } from './replay-end';
+import { notDeleted } from '../db/soft-delete';
+import { errorText } from '../errors/error-text';
 
 /**
  * A delivery row `d` whose webhook can still be delivered to: not deleted, not disabled.
  * A replay resets only these (the workflow would stop the others at once), and one that
  * has none to reset says so instead of answering `in_queue` and falling back to `failed`.
  */
-export const LIVE = sql<boolean>`exists (select 1 from webhooks w where w.id = d.webhook_id and w.deleted_at is null and w.disabled_at is null)`;
+export const LIVE = sql<boolean>`exists (select 1 from webhooks w where w.id = d.webhook_id and ${notDeleted('w')} and w.disabled_at is null)`;
 
 /** The 422 of a replay that would deliver nothing: every undelivered URL belongs to a deleted or disabled webhook. */
 export const noLiveWebhook = (detail: string) =>
@@ -76,7 +78,7 @@ export async function replayEvent(db: Db, deps: TemporalDeps, eventId: string, o
     // It may have carried a broad replay's mark, now cleared.
     await endReplays(db, [row.replay_id]);
   } catch (err) {
-    log.info('replay start deferred to the dispatcher', { event_id: row.id, error: String((err as Error).message).slice(0, 200) });
+    log.info('replay start deferred to the dispatcher', { event_id: row.id, error: errorText(err) });
     await releaseClaims(db, [row.id]).catch(() => undefined); // or its lease runs out
   }
   return eventView(row, urls);

@@ -17,12 +17,3 @@ export function isPermanentStartFailure(err: unknown): boolean {
   }
   return false;
 }
-
-/** The message and its causes' ("Failed to start Workflow" alone does not say why). */
-export function errorText(err: unknown): string {
-  const parts: string[] = [];
-  for (let e = err as { message?: unknown; cause?: unknown } | undefined, depth = 0; e && depth < 4; e = e.cause as typeof e, depth++) {
-    parts.push(String(e.message ?? e));
-  }
-  return parts.join(': ');
-}

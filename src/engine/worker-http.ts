@@ -6,6 +6,7 @@ import { ApiError } from '../errors/api-error';
 import { readiness, readinessAnswer, type ReadinessDeps } from '../health';
 import { log } from '../log';
 import { METRICS_CONTENT_TYPE, metricsText } from '../metrics/exposition';
+import { errorText } from '../errors/error-text';
 
 const TEMPORAL_SCRAPE_TIMEOUT_MS = 2000;
 
@@ -25,7 +26,7 @@ export async function startWorkerHttp(config: Config, deps: ReadinessDeps & { te
       : route === '/metrics' ? workerMetrics(deps.temporalMetricsUrl).then((text) => { res.writeHead(200, { 'Content-Type': METRICS_CONTENT_TYPE }).end(text); })
       : Promise.resolve(json(res, 404, new ApiError('NOT_FOUND', `No route for ${req.method} ${path}; this listener serves /healthz, /readyz and /metrics.`).toBody()));
     answer.catch((err: Error) => {
-      log.error('worker http error', { path, error: String(err.message).slice(0, 200) });
+      log.error('worker http error', { path, error: errorText(err) });
       if (!res.headersSent) json(res, 500, new ApiError('INTERNAL_SERVER_ERROR').toBody());
     });
   });
@@ -49,6 +50,6 @@ async function workerMetrics(temporalMetricsUrl: string | undefined): Promise<st
     const res = await fetch(temporalMetricsUrl, { signal: AbortSignal.timeout(TEMPORAL_SCRAPE_TIMEOUT_MS) });
     return own + '\n' + (await res.text());
   } catch (err) {
-    return own + `\n# Temporal SDK metrics unavailable: ${String((err as Error).message).slice(0, 100)}\n`;
+    return own + `\n# Temporal SDK metrics unavailable: ${errorText(err, 100)}\n`;
   }
 }

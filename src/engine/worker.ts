@@ -13,6 +13,7 @@ import { workflowSandboxOptions } from './sandbox';
 import { healthSignals } from './starters';
 import { ensureRetentionSchedule } from './retention-schedule';
 import { keepPayloadPartitionsAhead } from '../events/payload-partitions';
+import { errorText } from '../errors/error-text';
 
 /** The dispatcher's pass without a notification (a safety net; notifications drive it). */
 const DISPATCH_INTERVAL_MS = 2000;
@@ -30,7 +31,7 @@ async function retrying<T>(what: string, fn: () => Promise<T>): Promise<T> {
     } catch (err) {
       if (stopping) throw err;
       const delay = RESTART_DELAYS_MS[Math.min(attempt, RESTART_DELAYS_MS.length - 1)]!;
-      log.warn(`${what} failed; trying again`, { in_ms: delay, error: String((err as Error)?.message ?? err).slice(0, 200) });
+      log.warn(`${what} failed; trying again`, { in_ms: delay, error: errorText(err) });
       // In slices, so a SIGINT/SIGTERM meanwhile ends the wait promptly.
       for (const until = Date.now() + delay; Date.now() < until && !stopping; ) await new Promise((r) => setTimeout(r, 250));
       if (stopping) throw err;
@@ -112,7 +113,7 @@ export async function createWorker(config: Config, db: Db) {
         return await worker.run();
       } catch (err) {
         if (stopping) return;
-        log.error('Temporal worker failed; creating it again', { error: String((err as Error)?.message ?? err).slice(0, 300) });
+        log.error('Temporal worker failed; creating it again', { error: errorText(err, 300) });
         worker = await retrying('creating the Temporal worker', create);
       }
     }

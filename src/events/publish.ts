@@ -8,6 +8,7 @@ import type { WebhookRow } from '../webhooks/tables';
 import { enabledWebhooks } from '../webhooks/webhooks';
 import { eventDelivery, type NewEvent, urlsOf } from './events';
 import type { NewEventBody } from './events.schema';
+import { notDeleted } from '../db/soft-delete';
 
 /** Committed events wait here until a worker's dispatcher starts their delivery (src/engine/outbox.ts). */
 export const OUTBOX_CHANNEL = 'shiphook_outbox';
@@ -41,7 +42,7 @@ export async function publishEvents(db: Executor, inputs: readonly NewEvent[], o
   if (inputs.length === 0) return [];
   const publish = async (trx: Transaction<Database>) => {
     const userIds = [...new Set(inputs.map((i) => i.userId))];
-    const users = await trx.selectFrom('users').select('id').where('id', '=', anyOf(userIds)).where('deleted_at', 'is', null).execute();
+    const users = await trx.selectFrom('users').select('id').where('id', '=', anyOf(userIds)).where(notDeleted()).execute();
     const known = new Set(users.map((u) => u.id));
     const unknown = inputs.flatMap((input, index) => (known.has(input.userId) ? [] : [{ field: opts.fieldOf?.(index, 'user_id') ?? 'user_id', message: 'no such user' }]));
     if (unknown.length) throw new ApiError('PARAMETER.FORBIDDEN', 'The event could not be published.', unknown);

@@ -2,6 +2,8 @@ import { sql } from 'kysely';
 import { Gauge } from 'prom-client';
 import type { Db } from '../db/database';
 import { log } from '../log';
+import { notDeleted } from '../db/soft-delete';
+import { errorText } from '../errors/error-text';
 
 /**
  * The delivery engine's state, read from PostgreSQL when Prometheus scrapes (never
@@ -21,7 +23,7 @@ export function registerEngineMetrics(db: Db): void {
             (select count(*) from events where dispatched_at is null) as depth,
             (select min(created_at) from events where dispatched_at is null) as oldest,
             (select count(*) from events where status = 'retrying') as retrying,
-            (select count(*) from webhooks where disabled_at is not null and deleted_at is null) as disabled`.execute(db);
+            (select count(*) from webhooks where disabled_at is not null and ${notDeleted()}) as disabled`.execute(db);
         const row = rows[0]!;
         outboxDepth.set(row.depth);
         outboxLag.set(row.oldest ? Math.max(0, (Date.now() - new Date(row.oldest).getTime()) / 1000) : 0);
@@ -29,7 +31,7 @@ export function registerEngineMetrics(db: Db): void {
         disabledWebhooks.set(row.disabled);
       } catch (err) {
         for (const g of [outboxLag, outboxDepth, retriesWaiting, disabledWebhooks]) g.reset();
-        log.warn('engine metrics not read', { error: String((err as Error).message).slice(0, 200) });
+        log.warn('engine metrics not read', { error: errorText(err) });
       } finally {
         setImmediate(() => { reading = undefined; });
       }

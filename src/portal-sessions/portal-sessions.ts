@@ -6,6 +6,7 @@ import { isoSeconds } from '../format';
 import { newId } from '../ids';
 import { ownerOf, type Principal } from '../account/principal';
 import { keyDigest } from '../account/secrets';
+import { notDeleted } from '../db/soft-delete';
 
 /**
  * Portal sessions (beyond the API specification; Svix's App Portal, Convoy's portal links): a link
@@ -81,8 +82,8 @@ function liveSessions(db: Db) {
     .select(['s.id as session_id', 's.mode as session_mode', 's.api_key_id', 's.expires_at'])
     .where('s.expires_at', '>', new Date())
     .where('k.active', '=', true)
-    .where('k.deleted_at', 'is', null)
-    .where('u.deleted_at', 'is', null);
+    .where(notDeleted('k'))
+    .where(notDeleted('u'));
 }
 
 function principalOf(row: Awaited<ReturnType<ReturnType<typeof liveSessions>['executeTakeFirstOrThrow']>>): PortalPrincipal {

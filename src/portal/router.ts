@@ -31,6 +31,7 @@ import type { z } from '../schema';
 import type { Webhook, WebhookHealth, WebhookSecret } from '../webhooks/webhooks.schema';
 import type { RecoveryView } from '../engine/recovery.schema';
 import type { DeliveredEvent, Event, EventList, PayloadList } from '../events/events.schema';
+import { errorText } from '../errors/error-text';
 
 /**
  * The customer webhook portal, served by the api under /portal: server-rendered pages,
@@ -306,7 +307,7 @@ export function portalRouter(deps: PortalDeps): Router {
       return;
     }
     // The route's template, never its path: a login path holds the link's token.
-    log.error('portal error', { route: routeTemplate(req, res), error: String((err as Error)?.message ?? err).slice(0, 300) });
+    log.error('portal error', { route: routeTemplate(req, res), error: errorText(err, 300) });
     res.status(500).type('html').send(bare('Something went wrong', 'The portal could not do that; please try again.'));
   });
   return router;

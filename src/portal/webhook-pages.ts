@@ -1,4 +1,5 @@
 import { acknowledges } from '../events/payloads';
+import { errorText } from '../errors/error-text';
 import type { HealthState } from '../webhooks/tables';
 import { EVENT_TYPES } from '../events/types';
 import type { HourOfAttempts, RecentAttempt } from '../webhooks/delivery-history';
@@ -53,7 +54,7 @@ export function webhooksPage(ctx: PageContext, hooks: WebhookRowView[], form: Re
         <td data-label="Status"><span class="badge ${h.health.status}">${h.disabled_at ? 'disabled' : h.health.status}</span></td>
         <td data-label="Last success">${when(h.health.last_success_at)}</td>
         <td data-label="Failures in a row">${h.health.consecutive_failures}${h.health.failing_since ? html` since ${when(h.health.failing_since)}` : ''}</td>
-        <td data-label="Last error">${h.health.last_error !== null ? html`<span class="code">${h.health.last_failure_response_code || 'no response'}</span> ${truncate(h.health.last_error, 80)}` : '—'}</td>
+        <td data-label="Last error">${h.health.last_error !== null ? html`<span class="code">${h.health.last_failure_response_code || 'no response'}</span> ${errorText(h.health.last_error, 80)}` : '—'}</td>
         <td data-label="Custom headers">${h.headerNames.length ? h.headerNames.join(', ') : '—'}</td>
         <td data-label="24 h attempts / failed">${h.health.last_24h.attempts} / ${h.health.last_24h.failed}</td>
         <td data-label="Created">${when(h.created_at)}</td>
@@ -168,8 +169,4 @@ function disabledBecause(health: WebhookRowView['health']): string {
     default:
       return String(health.disabled_reason);
   }
-}
-
-function truncate(text: string, max: number): string {
-  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
 }

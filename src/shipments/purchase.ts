@@ -4,6 +4,7 @@ import { log } from '../log';
 import type { Principal } from '../account/principal';
 import { type BuyInput, buyShipment } from './shipments';
 import { trackerView } from './trackers';
+import { errorText } from '../errors/error-text';
 
 /** Starts a test-mode tracker that advances by itself (the engine's, passed in by the caller). */
 export type StartTestTracker = (trackerId: string) => Promise<void>;
@@ -19,7 +20,7 @@ export async function buyWithEndShipper(db: Db, who: Principal, shipmentId: stri
     try {
       await startTestTracker(tracker.id);
     } catch (err) {
-      log.warn('test tracker not started', { tracker_id: tracker.id, error: String((err as Error).message).slice(0, 200) });
+      log.warn('test tracker not started', { tracker_id: tracker.id, error: errorText(err) });
     }
   }
   return shipment;

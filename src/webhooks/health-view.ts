@@ -5,6 +5,7 @@ import type { DisablePolicy, HealthState, WebhookRow } from './tables';
 import { isoSeconds } from '../format';
 import type { Principal } from '../account/principal';
 import { ownWebhook } from './webhooks';
+import { errorText } from '../errors/error-text';
 
 /**
  * A webhook's health as the API and the portal show it (beyond the API specification, so the
@@ -74,7 +75,7 @@ function healthView(
     last_success_at: lastSuccess ? isoSeconds(lastSuccess.created_at) : null,
     last_failure_at: lastFailure ? isoSeconds(lastFailure.created_at) : null,
     last_failure_response_code: lastFailure?.response_code ?? null,
-    last_error: lastFailure ? lastFailure.response_body.slice(0, MAX_ERROR_SHOWN) : null,
+    last_error: lastFailure ? errorText(lastFailure.response_body, MAX_ERROR_SHOWN) : null,
     last_24h: { attempts, succeeded, failed: attempts - succeeded },
   };
 }

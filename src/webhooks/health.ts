@@ -1,5 +1,6 @@
 import { anyOf, type Db, type Executor } from '../db/database';
 import type { DisablePolicy } from './tables';
+import { notDeleted } from '../db/soft-delete';
 
 /**
  * A webhook's health rules (the API specification, 3.2): the run of failed attempts the
@@ -37,7 +38,7 @@ export function countFailures(db: Executor, ids: readonly string[], at: Date) {
     .set((eb) => ({ consecutive_failures: eb('consecutive_failures', '+', 1), failing_since: eb.fn.coalesce('failing_since', eb.val(at)) }))
     .where('id', '=', anyOf(ids))
     // A deleted webhook has no run: a failure that raced its deletion must not start its health workflow again.
-    .where('deleted_at', 'is', null)
+    .where(notDeleted())
     .returning(['id', 'failing_since', 'consecutive_failures']);
 }
 
@@ -87,7 +88,7 @@ export async function disableIfSustained(db: Db, id: string, since: Date, policy
     .where('failing_since', '<=', new Date(now.getTime() - policy.afterMs))
     .where('consecutive_failures', '>=', policy.failures)
     .where('disabled_at', 'is', null)
-    .where('deleted_at', 'is', null)
+    .where(notDeleted())
     .executeTakeFirst();
   if (disabled.numUpdatedRows > 0n) return { verdict: 'disabled' };
   const row = await db.selectFrom('webhooks').select(['failing_since', 'disabled_at', 'deleted_at']).where('id', '=', id).executeTakeFirst();
@@ -107,7 +108,7 @@ export async function disableGoneWebhook(db: Executor, id: string, at: Date): Pr
     .set({ disabled_at: at, disabled_reason: 'endpoint_gone', disabled_policy: null })
     .where('id', '=', id)
     .where('disabled_at', 'is', null)
-    .where('deleted_at', 'is', null)
+    .where(notDeleted())
     .executeTakeFirst();
   return result.numUpdatedRows > 0n;
 }

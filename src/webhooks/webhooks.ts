@@ -7,11 +7,13 @@ import type { HealthWorkflows } from './health';
 import { ApiError, notFound } from '../errors/api-error';
 import { isoSeconds } from '../format';
 import { hasPrefix, newId } from '../ids';
-import { ownedBy, ownerOf, type Principal } from '../account/principal';
+import { ownedLive, ownerOf, type Principal } from '../account/principal';
 import type { z } from '../schema';
 import type { UpdateWebhookBody, WebhookCreate } from './webhooks.schema';
 import { maskUrl, normalizeWebhookUrl } from './url';
 import { log } from '../log';
+import { notDeleted } from '../db/soft-delete';
+import { errorText } from '../errors/error-text';
 
 /**
  * Webhooks (the API specification, 2.3, 3.2 and 4.2). Scoped by the key's user and mode. The secret is
@@ -73,9 +75,9 @@ async function assertBelowWebhookCap(trx: Executor, who: Principal): Promise<voi
     .innerJoin('users', 'users.id', 'webhooks.user_id')
     .select((eb) => eb.fn.countAll<number>().as('count'))
     .where((eb) => eb.or([eb('users.id', '=', accountId), eb('users.parent_id', '=', accountId)]))
-    .where('users.deleted_at', 'is', null)
+    .where(notDeleted('users'))
     .where('webhooks.mode', '=', who.mode)
-    .where('webhooks.deleted_at', 'is', null)
+    .where(notDeleted('webhooks'))
     .executeTakeFirstOrThrow();
   if (Number(count) >= MAX_WEBHOOKS_PER_MODE) {
     throw new ApiError('WEBHOOK.INVALID', `An account (a parent and its children) can have at most ${MAX_WEBHOOKS_PER_MODE} webhooks per mode.`, [
@@ -89,8 +91,7 @@ export async function ownWebhooks(db: Executor, who: Principal): Promise<Webhook
   return db
     .selectFrom('webhooks')
     .selectAll()
-    .where(ownedBy(who))
-    .where('deleted_at', 'is', null)
+    .where(ownedLive(who))
     .orderBy('id', 'desc')
     .execute();
 }
@@ -106,8 +107,7 @@ export async function ownWebhook(db: Executor, who: Principal, id: string): Prom
         .selectFrom('webhooks')
         .selectAll()
         .where('id', '=', id)
-        .where(ownedBy(who))
-        .where('deleted_at', 'is', null)
+        .where(ownedLive(who))
         .executeTakeFirst()
     : undefined;
   if (!row) throw notFound('Webhook not found.');
@@ -135,15 +135,14 @@ export async function updateWebhook(db: Db, who: Principal, hook: WebhookRow, in
     // Only an update that ended something (disabled, or a run of failures) is a re-enable the view shows.
     .set((eb) => ({ reenabled_at: eb.case().when(eb.or([eb('disabled_at', 'is not', null), eb('failing_since', 'is not', null)])).then(now).else(eb.ref('reenabled_at')).end() }))
     .where('id', '=', hook.id)
-    .where(ownedBy(who))
-    .where('deleted_at', 'is', null)
+    .where(ownedLive(who))
     .returningAll()
     .executeTakeFirst();
   if (!row) throw notFound('Webhook not found.');
   if (hook.disabled_at || hook.failing_since) {
     if (hook.disabled_at) log.info('webhook re-enabled', { webhook_id: hook.id, was_disabled_for: hook.disabled_reason ?? 'unknown' });
     else log.info('webhook failure streak reset by an update', { webhook_id: hook.id, consecutive_failures: hook.consecutive_failures });
-    await health.restart(hook.id).catch((err: unknown) => log.warn('could not restart the webhook\'s health workflow', { webhook_id: hook.id, error: String((err as Error)?.message ?? err).slice(0, 200) }));
+    await health.restart(hook.id).catch((err: unknown) => log.warn('could not restart the webhook\'s health workflow', { webhook_id: hook.id, error: errorText(err) }));
   }
   return webhookView(row);
 }
@@ -153,13 +152,12 @@ export async function deleteWebhook(db: Db, who: Principal, id: string, health: 
     .updateTable('webhooks')
     .set({ deleted_at: new Date() })
     .where('id', '=', hasPrefix(id, 'hook') ? id : '')
-    .where(ownedBy(who))
-    .where('deleted_at', 'is', null)
+    .where(ownedLive(who))
     .executeTakeFirst();
   if (result.numUpdatedRows === 0n) throw notFound('Webhook not found.');
   // Its health workflow would otherwise wait out its idle time; if the signal is lost, its next decision finds the webhook deleted and ends it.
   const ended = await health.end(id).catch((err: unknown) => {
-    log.warn('could not end the webhook\'s health workflow', { webhook_id: id, error: String((err as Error)?.message ?? err).slice(0, 200) });
+    log.warn('could not end the webhook\'s health workflow', { webhook_id: id, error: errorText(err) });
     return false;
   });
   if (ended) log.info('webhook deleted: its health workflow ends', { webhook_id: id });
@@ -174,7 +172,7 @@ export async function enabledWebhooks(db: Executor, userId: string, mode: Mode):
     .selectAll()
     .where('user_id', '=', userId)
     .where('mode', '=', mode)
-    .where('deleted_at', 'is', null)
+    .where(notDeleted())
     .where('disabled_at', 'is', null)
     .orderBy('id')
     .execute();
