@@ -8,6 +8,7 @@ import { deliveryBody, signedRequest } from '../src/engine/signed-request';
 import { attemptRecorder, type AttemptRecord } from '../src/events/deliveries';
 import { eventDelivery, type EventUrls, urlsOf } from '../src/events/events';
 import type { DeliveryState, EventRow } from '../src/events/tables';
+import { newId } from '../src/ids';
 import { log, withLogContext } from '../src/log';
 import { attemptOutcome, deliveryMetrics } from '../src/metrics/delivery';
 import { createHttpClient, type SendResult } from '../src/outbound/http-client';
@@ -48,7 +49,9 @@ export function createDeliveryActivities(deps: DeliveryDeps) {
     // infrastructure error (nothing recorded) does not use up an attempt.
     const attempt = delivery.attempts + 1;
     const final = attempt > retryDelaysMs.length;
-    const request = signedRequest({ id: event.id, body, test: event.test }, { ...hook, url: delivery.url }, { sentAt: new Date() });
+    // The Payload's id is made before the POST, so the request can name the record it will be.
+    const payloadId = newId('payload');
+    const request = signedRequest({ id: event.id, type: event.description, body, test: event.test }, { ...hook, url: delivery.url }, { sentAt: new Date(), number: attempt, payloadId });
     const result = await http.post(request.url, request.headers, request.body);
     const measured = attemptOutcome(result.status, result.error, result.reason === 'ADDRESS_REFUSED' || result.reason === 'HTTP_REFUSED');
     deliveryMetrics.attempt(measured, attempt, result.totalTimeMs / 1000);
@@ -63,6 +66,8 @@ export function createDeliveryActivities(deps: DeliveryDeps) {
       state: ok ? 'completed' : gone || final ? 'failed' : 'pending',
       ...(retryInMs === undefined ? {} : { nextAttemptAt: new Date(Date.now() + retryInMs) }),
       payload: {
+        id: payloadId,
+        attempt,
         eventId: event.id,
         webhookId,
         requestUrl: request.logged.url,

@@ -1,5 +1,5 @@
 import { createHmac } from 'node:crypto';
-import { RESERVED_HEADERS } from '../webhooks/custom-headers';
+import { BRAND_PREFIX, RESERVED_HEADERS } from '../webhooks/custom-headers';
 import type { CustomHeader } from '../webhooks/tables';
 import { basicAuthFromUrl, maskUrl } from '../webhooks/url';
 import { VERSION } from '../version';
@@ -10,16 +10,27 @@ import { VERSION } from '../version';
  * names the service sets itself, then Content-Type, Accept and User-Agent; Standard
  * Webhooks' `webhook-id` (the event id, also the receiver's idempotency key) and
  * `webhook-timestamp`; with a secret, `webhook-signature` (during a rotation's grace
- * period signed with the new and the previous secret) and `X-Hmac-Signature`;
- * `X-Shiphook-Test` on test events; `Authorization: Basic` from credentials in the
- * URL, which is sent without them. Pure: the caller gives the time.
+ * period signed with the new and the previous secret) and `X-Hmac-Signature`; what a
+ * receiver routes and traces by without parsing the body, brand-prefixed so no custom
+ * header can forge it: `X-Shiphook-Event-Type`, `X-Shiphook-Attempt` and
+ * `X-Shiphook-Delivery-Id` (the attempt's Payload id), and `X-Shiphook-Test` on test
+ * events; `Authorization: Basic` from credentials in the URL, which is sent without
+ * them. Pure: the caller gives the time and the attempt.
  */
 
-/** The event as sent: its id, its delivery body (`deliveryBody`), and whether it is a test event. */
+/** The event as sent: its id, its type (`description`), its delivery body (`deliveryBody`), and whether it is a test event. */
 export interface OutgoingEvent {
   id: string;
+  type: string;
   body: string;
   test: boolean;
+}
+
+/** This attempt: when it is sent, its number (1 for the first), and the id its Payload will be recorded with. */
+export interface OutgoingAttempt {
+  sentAt: Date;
+  number: number;
+  payloadId: string;
 }
 
 export interface SigningWebhook {
@@ -39,10 +50,10 @@ export interface SignedRequest {
   logged: { url: string; headers: Record<string, string> };
 }
 
-export function signedRequest(event: OutgoingEvent, webhook: SigningWebhook, attempt: { sentAt: Date }): SignedRequest {
+export function signedRequest(event: OutgoingEvent, webhook: SigningWebhook, attempt: OutgoingAttempt): SignedRequest {
   const { url, authorization } = basicAuthFromUrl(webhook.url);
   const headers: Record<string, string> = {};
-  for (const h of webhook.customHeaders) if (!RESERVED_HEADERS.has(h.name.toLowerCase())) headers[h.name] = h.value;
+  for (const h of webhook.customHeaders) if (!isServiceHeader(h.name)) headers[h.name] = h.value;
   headers['Content-Type'] = 'application/json';
   headers['Accept'] = 'application/json';
   headers['User-Agent'] = `shiphook/${VERSION}`;
@@ -54,6 +65,9 @@ export function signedRequest(event: OutgoingEvent, webhook: SigningWebhook, att
     headers['webhook-signature'] = standardSignature(event.id, timestamp, event.body, secrets);
     headers['X-Hmac-Signature'] = hmacSignature(event.body, webhook.secret);
   }
+  headers['X-Shiphook-Event-Type'] = event.type;
+  headers['X-Shiphook-Attempt'] = String(attempt.number);
+  headers['X-Shiphook-Delivery-Id'] = attempt.payloadId;
   if (event.test) headers['X-Shiphook-Test'] = 'true';
   if (authorization) headers['Authorization'] = authorization;
   return {
@@ -62,6 +76,16 @@ export function signedRequest(event: OutgoingEvent, webhook: SigningWebhook, att
     body: event.body,
     logged: { url: maskUrl(webhook.url), headers: authorization ? { ...headers, Authorization: 'Basic ***' } : headers },
   };
+}
+
+/**
+ * A name the service sets, whose value wins over a custom header's. Brand-prefixed names
+ * are refused at creation; skipping them here too means a stored one in another case can
+ * never go out beside the service's (a receiver would read both values joined).
+ */
+function isServiceHeader(name: string): boolean {
+  const lower = name.toLowerCase();
+  return RESERVED_HEADERS.has(lower) || lower.startsWith(BRAND_PREFIX);
 }
 
 /**

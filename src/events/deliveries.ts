@@ -101,12 +101,12 @@ export async function recordAttempts(db: Db, eventId: string, records: AttemptRe
     return refreshEventStatus(trx, eventId, {
       ctes: sql`
         recorded as (
-          insert into payloads (id, event_id, webhook_id, request_url, request_headers, request_body, response_code, response_headers, response_body, total_time)
-          select id, event_id, webhook_id, request_url, request_headers::jsonb, request_body, response_code, response_headers::jsonb, response_body, total_time
-          from unnest(${column('id')}::text[], ${column('event_id')}::text[], ${column('webhook_id')}::text[], ${column('request_url')}::text[],
+          insert into payloads (id, attempt, event_id, webhook_id, request_url, request_headers, request_body, response_code, response_headers, response_body, total_time)
+          select id, attempt, event_id, webhook_id, request_url, request_headers::jsonb, request_body, response_code, response_headers::jsonb, response_body, total_time
+          from unnest(${column('id')}::text[], ${column('attempt')}::int[], ${column('event_id')}::text[], ${column('webhook_id')}::text[], ${column('request_url')}::text[],
             ${column('request_headers')}::text[], ${column('request_body')}::text[], ${column('response_code')}::int[],
             ${column('response_headers')}::text[], ${column('response_body')}::text[], ${column('total_time')}::int[])
-            as p(id, event_id, webhook_id, request_url, request_headers, request_body, response_code, response_headers, response_body, total_time)
+            as p(id, attempt, event_id, webhook_id, request_url, request_headers, request_body, response_code, response_headers, response_body, total_time)
         ),
         changed as (
           update event_deliveries d

@@ -64,6 +64,14 @@ export const Payload = z
     object: z.literal('Payload'),
     created_at: stamp,
     updated_at: stamp,
+    attempt: z
+      .number()
+      .int()
+      .nullable()
+      .openapi({
+        description: 'The attempt\'s number, as its request\'s `X-Shiphook-Attempt` said: 1 for the first attempt to this webhook, counting from 1 again after a replay or recovery. Null on Payloads recorded before shiphook kept it.',
+        example: 1,
+      }),
     request_url: z.string(),
     request_headers: z.record(z.string(), z.string()),
     request_body: z.string(),

@@ -3,7 +3,7 @@ import type { Database, Db } from '../db/database';
 import type { EventRow, PayloadRow } from './tables';
 import { ApiError } from '../errors/api-error';
 import { isoMillis } from '../format';
-import { hasPrefix, newId } from '../ids';
+import { hasPrefix } from '../ids';
 import { ownEvent } from './events';
 import type { Principal } from '../account/principal';
 
@@ -22,6 +22,7 @@ export function payloadView(row: PayloadRow) {
     object: 'Payload' as const,
     created_at: isoMillis(row.created_at),
     updated_at: isoMillis(row.updated_at),
+    attempt: row.attempt,
     request_url: row.request_url,
     request_headers: row.request_headers,
     request_body: row.request_body,
@@ -33,6 +34,10 @@ export function payloadView(row: PayloadRow) {
 }
 
 export interface NewPayload {
+  /** Made before the POST: the request names it (`X-Shiphook-Delivery-Id`). */
+  id: string;
+  /** The attempt's number as its request said (`X-Shiphook-Attempt`). */
+  attempt: number;
   eventId: string;
   webhookId: string;
   requestUrl: string; // masked
@@ -47,7 +52,8 @@ export interface NewPayload {
 /** Rows for the payloads table. */
 export function payloadRows(payloads: NewPayload[]) {
   return payloads.map((p) => ({
-    id: newId('payload'),
+    id: p.id,
+    attempt: p.attempt,
     event_id: p.eventId,
     webhook_id: p.webhookId,
     request_url: p.requestUrl,

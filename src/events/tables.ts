@@ -73,6 +73,8 @@ export interface PayloadsTable {
   response_headers: Headers;
   response_body: string;
   total_time: number;
+  /** The attempt's number (`X-Shiphook-Attempt`); null on Payloads recorded before it was kept. */
+  attempt: ColumnType<number | null, number | undefined, never>;
   created_at: ColumnType<Date, Date | undefined, never>;
   updated_at: ColumnType<Date, Date | undefined, Date>;
 }

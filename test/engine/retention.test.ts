@@ -47,9 +47,9 @@ async function oldEvent(createdAt: Date, status: EventStatus, delivery: 'pending
     .execute();
   await sys.db.insertInto('event_deliveries').values({ event_id: id, webhook_id: hookId, url: receiver.url, state: delivery, attempts: 1 }).execute();
   const [row] = payloadRows([
-    { eventId: id, webhookId: hookId, requestUrl: receiver.url, requestHeaders: {}, requestBody: '{}', responseCode: delivery === 'completed' ? 200 : 500, responseHeaders: {}, responseBody: '', totalTime: 5 },
+    { id: idAt('payload', createdAt), attempt: 1, eventId: id, webhookId: hookId, requestUrl: receiver.url, requestHeaders: {}, requestBody: '{}', responseCode: delivery === 'completed' ? 200 : 500, responseHeaders: {}, responseBody: '', totalTime: 5 },
   ]);
-  await sys.db.insertInto('payloads').values({ ...row!, id: idAt('payload', createdAt), created_at: new Date(createdAt.getTime() + 60_000) }).execute();
+  await sys.db.insertInto('payloads').values({ ...row!, created_at: new Date(createdAt.getTime() + 60_000) }).execute();
   return id;
 }
 

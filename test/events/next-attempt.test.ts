@@ -35,7 +35,7 @@ const record = (eventId: string, webhookId: string, attemptsBefore: number, stat
   before: { state: 'pending', attempts: attemptsBefore },
   state,
   ...(nextAttemptAt ? { nextAttemptAt } : {}),
-  payload: { eventId, webhookId, requestUrl: 'https://example.test/', requestHeaders: {}, requestBody: '{}', responseCode: state === 'completed' ? 200 : 500, responseHeaders: {}, responseBody: '', totalTime: 5 },
+  payload: { id: newId('payload'), attempt: attemptsBefore + 1, eventId, webhookId, requestUrl: 'https://example.test/', requestHeaders: {}, requestBody: '{}', responseCode: state === 'completed' ? 200 : 500, responseHeaders: {}, responseBody: '', totalTime: 5 },
 });
 
 const nextOf = async (eventId: string) =>

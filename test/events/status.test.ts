@@ -47,7 +47,7 @@ const attempt = (eventId: string, webhookId: string, attemptsBefore: number, sta
   webhookId,
   before: { state: 'pending', attempts: attemptsBefore },
   state,
-  payload: { eventId, webhookId, requestUrl: 'https://example.test/', requestHeaders: { 'content-type': 'application/json' }, requestBody: '{"a":"it\'s \\"quoted\\", {braced}"}', responseCode: code, responseHeaders: {}, responseBody: code === 200 ? 'ok' : 'nope', totalTime: 12 },
+  payload: { id: newId('payload'), attempt: attemptsBefore + 1, eventId, webhookId, requestUrl: 'https://example.test/', requestHeaders: { 'content-type': 'application/json' }, requestBody: '{"a":"it\'s \\"quoted\\", {braced}"}', responseCode: code, responseHeaders: {}, responseBody: code === 200 ? 'ok' : 'nope', totalTime: 12 },
 });
 
 async function stored(eventId: string) {
