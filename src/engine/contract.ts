@@ -146,8 +146,9 @@ export const testTrackerWorkflowId = (trackerId: string) => `test-tracker-${trac
  * Custom search attributes on every delivery workflow, so an operator can find an
  * event's history in the Temporal UI by event id, type, user, mode, status and the
  * object it is about. The starter sets all but the status, which the workflow upserts
- * when the run ends with an outcome. The dev server registers them at start (see launcher/temporal.ts); a
- * production cluster needs `temporal operator search-attribute create` once (README).
+ * when the run ends with an outcome. The dev server registers them at start (see
+ * launcher/temporal.ts); a production cluster needs `temporal operator search-attribute
+ * create` for each (docs/operations.md).
  */
 export const EventIdAttr = defineSearchAttributeKey('ShiphookEventId', SearchAttributeType.KEYWORD);
 export const EventTypeAttr = defineSearchAttributeKey('ShiphookEventType', SearchAttributeType.KEYWORD);
