@@ -144,10 +144,11 @@ export const testTrackerWorkflowId = (trackerId: string) => `test-tracker-${trac
 
 /**
  * Custom search attributes on every delivery workflow, so an operator can find an
- * event's history in the Temporal UI by event id, type, user, mode and status. The
- * starter sets all but the status, which the workflow upserts when the run ends with
- * an outcome. The dev server registers them at start (see launcher/temporal.ts); a
- * production cluster needs `temporal operator search-attribute create` once (README).
+ * event's history in the Temporal UI by event id, type, user, mode, status and the
+ * object it is about. The starter sets all but the status, which the workflow upserts
+ * when the run ends with an outcome. The dev server registers them at start (see
+ * launcher/temporal.ts); a production cluster needs `temporal operator search-attribute
+ * create` for each (docs/operations.md).
  */
 export const EventIdAttr = defineSearchAttributeKey('ShiphookEventId', SearchAttributeType.KEYWORD);
 export const EventTypeAttr = defineSearchAttributeKey('ShiphookEventType', SearchAttributeType.KEYWORD);
@@ -155,5 +156,7 @@ export const UserIdAttr = defineSearchAttributeKey('ShiphookUserId', SearchAttri
 export const ModeAttr = defineSearchAttributeKey('ShiphookMode', SearchAttributeType.KEYWORD);
 export const EventStatusAttr = defineSearchAttributeKey('ShiphookEventStatus', SearchAttributeType.KEYWORD);
 export const WebhookUrlsAttr = defineSearchAttributeKey('ShiphookWebhookUrls', SearchAttributeType.KEYWORD_LIST);
+/** The event's `result.id` (`trk_…`, `shp_…`, `batch_…`); not set for an event without one of the searchable shape. */
+export const ObjectIdAttr = defineSearchAttributeKey('ShiphookObjectId', SearchAttributeType.KEYWORD);
 
-export const searchAttributes = [EventIdAttr, EventTypeAttr, UserIdAttr, ModeAttr, EventStatusAttr, WebhookUrlsAttr];
+export const searchAttributes = [EventIdAttr, EventTypeAttr, UserIdAttr, ModeAttr, EventStatusAttr, WebhookUrlsAttr, ObjectIdAttr];

@@ -5,11 +5,12 @@ import { anyOf, type Db, type Executor } from '../db/database';
 import { listen } from '../db/listen';
 import { OUTBOX_CHANNEL } from '../events/publish';
 import type { EventRow } from '../events/tables';
+import { OBJECT_REFERENCE, objectIdOf } from '../events/events';
 import { log } from '../log';
 import { deliveryMetrics } from '../metrics/delivery';
 import { redactUrl } from '../webhooks/url';
 import { deliverEvent } from '../../workflows/deliver-event';
-import { type DeliverEventInput, type DeliveryTarget, deliveryWorkflowId, EventIdAttr, EventTypeAttr, ModeAttr, UserIdAttr, WebhookUrlsAttr } from './contract';
+import { type DeliverEventInput, type DeliveryTarget, deliveryWorkflowId, EventIdAttr, EventTypeAttr, ModeAttr, ObjectIdAttr, UserIdAttr, WebhookUrlsAttr } from './contract';
 import { endReplays } from './replay-end';
 import { isPermanentStartFailure } from './start-failures';
 import { errorText } from '../errors/error-text';
@@ -34,7 +35,8 @@ const START_TIMEOUT_MS = 5000;
  */
 export const LEASE_MS = 15_000;
 
-type EventToStart = Pick<EventRow, 'id' | 'user_id' | 'mode' | 'description' | 'status' | 'replay_id'>;
+/** `object_id`: the `result.id` the event is about (events.ts: objectIdOf), read with the event. */
+export type EventToStart = Pick<EventRow, 'id' | 'user_id' | 'mode' | 'description' | 'status' | 'replay_id'> & { object_id: string | null };
 
 export interface DispatcherOptions {
   db: Db;
@@ -180,6 +182,8 @@ export async function startDelivery(client: Client, config: Config, event: Event
       { key: ModeAttr, value: event.mode },
       // Set here rather than upserted by the workflow: one visibility write less per event.
       { key: WebhookUrlsAttr, value: urlsAttribute(targets) },
+      // Only an id GET /v2/events?object_id= could be asked for: none rather than one Temporal may refuse.
+      ...(event.object_id && OBJECT_REFERENCE.test(event.object_id) ? [{ key: ObjectIdAttr, value: event.object_id }] : []),
     ],
   });
   const handle = await withTimeout(start, START_TIMEOUT_MS);
@@ -240,11 +244,11 @@ export async function claimUndispatched(db: Executor, limit: number, leaseMs: nu
             .forNoKeyUpdate()
             .skipLocked(),
         )
-        .returning(['id', 'user_id', 'mode', 'description', 'status', 'replay_id']),
+        .returning(['id', 'user_id', 'mode', 'description', 'status', 'replay_id', objectIdOf.as('object_id')]),
     )
     .selectFrom('claimed as e')
     .leftJoin('event_deliveries as d', (join) => join.onRef('d.event_id', '=', 'e.id').on('d.state', '=', 'pending'))
-    .select(['e.id', 'e.user_id', 'e.mode', 'e.description', 'e.status', 'e.replay_id', 'd.webhook_id', 'd.url'])
+    .select(['e.id', 'e.user_id', 'e.mode', 'e.description', 'e.status', 'e.replay_id', 'e.object_id', 'd.webhook_id', 'd.url'])
     .select((eb) => eb.exists(eb.selectFrom('event_deliveries as any_d').select('any_d.event_id').whereRef('any_d.event_id', '=', 'e.id')).as('has_deliveries'))
     .orderBy('e.id')
     .orderBy('d.webhook_id')

@@ -1,6 +1,6 @@
 import { type Kysely, sql } from 'kysely';
 import type { Database, Db, Executor } from '../db/database';
-import { eventUrls, eventView } from '../events/events';
+import { eventUrls, eventView, objectIdOf } from '../events/events';
 import { eventStatusOf, lockEvent, refreshEventStatus } from '../events/status';
 import { OUTBOX_CHANNEL } from '../events/publish';
 import { enabledWebhooks } from '../webhooks/webhooks';
@@ -64,6 +64,7 @@ export async function replayEvent(db: Db, deps: TemporalDeps, eventId: string, o
       .set({ dispatched_at: null, dispatch_failed_at: null, dispatch_error: null, dispatch_lease_until: sql<Date>`now() + ${LEASE_MS} * interval '1 millisecond'` })
       .where('id', '=', event.id)
       .returningAll()
+      .returning(objectIdOf.as('object_id'))
       .executeTakeFirstOrThrow();
     return { row: claimed, urls: await eventUrls(trx, event.id) };
   });

@@ -3,6 +3,7 @@ import { freeFormObject, type InputRules, z } from '../schema';
 import { KEY_FORMAT, KEY_FORMAT_RULE } from '../idempotency/key-material';
 import { Mode } from '../account/api-keys.schema';
 import { EVENT_STATUSES } from './tables';
+import { OBJECT_REFERENCE, OBJECT_REFERENCE_RULE } from './events';
 import { pageQuery } from '../pagination';
 import type { RequestPart } from '../operation';
 
@@ -40,8 +41,15 @@ const filter = <C extends z.ZodType>(values: readonly string[], what: string, co
     .optional()
     .openapi({ description: `${what} An empty value counts as not given.` });
 
+/** A filter by what the event is about (events.ts: OBJECT_REFERENCE); empty counts as not given. */
+const reference = (what: string, example: string) =>
+  z
+    .union([z.string().regex(OBJECT_REFERENCE, OBJECT_REFERENCE_RULE).openapi({ pattern: OBJECT_REFERENCE.source, example }), z.literal('')], { error: OBJECT_REFERENCE_RULE })
+    .optional()
+    .openapi({ description: `${what} An empty value counts as not given.` });
+
 /**
- * GET /events: the page parameters (pagination.ts reads them) and two filters, combinable.
+ * GET /events: the page parameters (pagination.ts reads them) and four filters, combinable.
  * Unknown parameters are ignored (clients send extras). Read into PageParams and the filter.
  */
 const eventPage = pageQuery('evt');
@@ -50,10 +58,12 @@ export const EVENT_LIST_QUERY = {
     .safeExtend({
       status: filter(EVENT_STATUSES, 'Only events with this status.', EventStatus),
       description: filter(EVENT_TYPES, 'Only events of this type.', description),
+      object_id: reference('Only events about this object: its `result.id` (`trk_…`, `shp_…`, `batch_…`), exactly.', 'trk_0192f3a4b5c67d8e9f0a1b2c3d4e5f60'),
+      tracking_code: reference('Only events about the tracker or shipment with this `result.tracking_code`, in any case.', 'EZ4000000004'),
     })
-    .transform(({ status, description: type, ...page }) => ({
+    .transform(({ status, description: type, object_id, tracking_code, ...page }) => ({
       page: eventPage.schema.out.parse(page),
-      filter: { status: status || undefined, description: type || undefined },
+      filter: { status: status || undefined, description: type || undefined, objectId: object_id || undefined, trackingCode: tracking_code || undefined },
     })),
   rules: eventPage.rules,
 } satisfies RequestPart;

@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { Db, Executor } from '../db/database';
 import type { Mode } from '../account/tables';
 import type { DeliveryState, EventRow, EventStatus } from './tables';
@@ -83,16 +84,38 @@ export async function ownEvent(db: Executor, who: Principal, id: string): Promis
   return row;
 }
 
-/** Narrows a listing (GET /events' `status` and `description`, the portal's filters). */
+/**
+ * What an event is about, to find it by: the object's id (`result.id`: `trk_…`, `shp_…`,
+ * `batch_…`) and, for trackers and shipments, its tracking code (`result.tracking_code`),
+ * matched whatever its case since carriers' codes are and people type them. Written here
+ * as the indexes events_object_idx and events_tracking_code_idx hold them (migration
+ * 2026_11_28_0302): a query uses an index only with its expression exactly.
+ */
+export const objectIdOf = sql<string | null>`result->>'id'`;
+const trackingCodeOf = sql<string | null>`upper(result->>'tracking_code')`;
+
+/**
+ * The shape of an object id or tracking code one can search by: ids are a prefix and hex
+ * digits, tracking codes letters and digits; 64 leaves room for both, and keeps the search
+ * attribute ShiphookObjectId well inside what Temporal takes for a value.
+ */
+export const OBJECT_REFERENCE = /^[A-Za-z0-9_-]{1,64}$/;
+export const OBJECT_REFERENCE_RULE = 'must be 1 to 64 letters, digits, underscores or hyphens';
+
+/** Narrows a listing (GET /events' `status`, `description`, `object_id` and `tracking_code`; the portal's filters). */
 export interface EventFilter {
   status?: EventStatus;
   description?: string;
+  objectId?: string;
+  trackingCode?: string;
 }
 
 export async function listEvents(db: Db, who: Principal, page: PageParams, filter: EventFilter = {}) {
   let query = db.selectFrom('events').selectAll().where(ownedBy(who));
   if (filter.status) query = query.where('status', '=', filter.status);
   if (filter.description) query = query.where('description', '=', filter.description);
+  if (filter.objectId) query = query.where(objectIdOf, '=', filter.objectId);
+  if (filter.trackingCode) query = query.where(trackingCodeOf, '=', filter.trackingCode.toUpperCase());
   const { items, has_more } = await paginate(query, 'events', page);
   return { events: items.map(eventSummary), has_more };
 }

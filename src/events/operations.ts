@@ -18,7 +18,7 @@ const tag = 'Events';
 export const eventOperations = [
   defineOperation({ method: 'GET', path: '/events', access: 'any key', query: EVENT_LIST_QUERY,
     status: 200, response: EventList, tag, summary: 'List events',
-    description: 'Newest first; items without `result`, `previous_attributes` and the URLs. Narrowed by `status` and `description` (an event type), combinable with each other and the page parameters.',
+    description: 'Newest first; items without `result`, `previous_attributes` and the URLs. Narrowed by `status`, `description` (an event type), `object_id` (the `result.id` the event is about) and `tracking_code` (a tracker\'s or shipment\'s, in any case), combinable with each other and the page parameters.',
     links: { 'GET /events/:id': '/events/0/id', 'GET /events/:id/payloads': '/events/0/id', 'POST /events/:id/replay': '/events/0/id' },
     handler: ({ query }, { db, who }: Context) => listEvents(db, who, query.page, query.filter) }),
   defineOperation({ method: 'GET', path: '/events/:id', access: 'any key', params: { id: 'evt' },

@@ -12,23 +12,24 @@ export interface EventListView {
   has_more: boolean;
 }
 
-export function eventsPage(ctx: PageContext, list: EventListView, filter: { status?: string; type?: string; before_id?: string }): string {
+/** `object`: the search box's value, an object id or a tracking code (portal/router.ts tells which). */
+export function eventsPage(ctx: PageContext, list: EventListView, filter: { status?: string; type?: string; object?: string; before_id?: string }): string {
   const query = (extra: Record<string, string | undefined>) => {
     const q = new URLSearchParams();
-    for (const [k, v] of Object.entries({ status: filter.status, type: filter.type, ...extra })) if (v) q.set(k, v);
+    for (const [k, v] of Object.entries({ object: filter.object, status: filter.status, type: filter.type, ...extra })) if (v) q.set(k, v);
     const text = q.toString();
     return `/portal/events${text ? `?${text}` : ''}`;
   };
   return page(ctx, 'Events', html`
 <h1>Events</h1>
 <form method="get" action="/portal/events" class="row" aria-label="Filter events">
-  <label for="status">Status</label>
-  <select id="status" name="status"><option value="">any</option>${EVENT_STATUSES.map((s) => html`<option${filter.status === s ? html` selected` : ''}>${s}</option>`)}</select>
-  <label for="type">Type</label>
-  <select id="type" name="type"><option value="">any</option>${EVENT_TYPES.map((t) => html`<option${filter.type === t ? html` selected` : ''}>${t}</option>`)}</select>
+  <label for="object">Object id or tracking code</label>
+  <input type="search" id="object" name="object" value="${filter.object ?? ''}" maxlength="100" size="36" placeholder="trk_… or EZ4000000004" autocomplete="off" spellcheck="false" autocapitalize="off">
+  <span class="check"><label for="status">Status</label><select id="status" name="status"><option value="">any</option>${EVENT_STATUSES.map((s) => html`<option${filter.status === s ? html` selected` : ''}>${s}</option>`)}</select></span>
+  <span class="check"><label for="type">Type</label><select id="type" name="type"><option value="">any</option>${EVENT_TYPES.map((t) => html`<option${filter.type === t ? html` selected` : ''}>${t}</option>`)}</select></span>
   <button type="submit">Filter</button>
 </form>
-${list.events.length === 0 ? html`<p>No events${filter.status || filter.type ? ' match' : ' yet'}.</p>` : html`
+${list.events.length === 0 ? html`<p>No events${filter.status || filter.type || filter.object ? ' match' : ' yet'}.</p>` : html`
 <div class="scroll" tabindex="0" role="region" aria-label="Events table">
 <table class="cards">
   <thead><tr><th scope="col">Event</th><th scope="col">Type</th><th scope="col">Status</th><th scope="col">Created</th></tr></thead>

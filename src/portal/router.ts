@@ -264,15 +264,26 @@ export function portalRouter(deps: PortalDeps): Router {
 
   router.get('/events', async (req, res) => {
     const q = req.query as Record<string, string | undefined>;
+    const object = typeof q.object === 'string' ? q.object.trim() : '';
+    // An event's own id goes to that event.
+    if (hasPrefix(object, 'evt')) return res.redirect(303, `/portal/events/${object}`);
     // The page's own links carry these; a stale or hand-made value is dropped, not refused.
     const filter = {
       status: EVENT_STATUSES.find((s) => s === q.status),
       type: isEventType(q.type) ? q.type : undefined,
+      object: object || undefined,
       before_id: typeof q.before_id === 'string' && hasPrefix(q.before_id, 'evt') ? q.before_id : undefined,
     };
-    const query = { page_size: String(PAGE_SIZE), ...(filter.status ? { status: filter.status } : {}), ...(filter.type ? { description: filter.type } : {}), ...(filter.before_id ? { before_id: filter.before_id } : {}) };
-    const list = await call<z.output<typeof EventList>>(req, res, OPS.listEvents, { query });
-    res.type('html').send(eventsPage(ctx(req), list, filter));
+    const query = { page_size: String(PAGE_SIZE), ...(filter.status ? { status: filter.status } : {}), ...(filter.type ? { description: filter.type } : {}), ...searchedFor(object), ...(filter.before_id ? { before_id: filter.before_id } : {}) };
+    try {
+      const list = await call<z.output<typeof EventList>>(req, res, OPS.listEvents, { query });
+      res.type('html').send(eventsPage(ctx(req), list, filter));
+    } catch (err) {
+      // What was typed in the search box is refused with the API's reason.
+      if (!refusedForm(err)) throw err;
+      const errors = { message: 'Search for an object id (trk_…, shp_…, batch_…) or a tracking code.', details: err.errors };
+      res.status(err.status).type('html').send(eventsPage(ctx(req, { errors }), { events: [], has_more: false }, filter));
+    }
   });
   router.get('/events/:id', async (req, res) => {
     const params = { id: String(req.params.id) };
@@ -311,6 +322,15 @@ export function portalRouter(deps: PortalDeps): Router {
     res.status(500).type('html').send(bare('Something went wrong', 'The portal could not do that; please try again.'));
   });
   return router;
+}
+
+/**
+ * The events page's one search box: an object id has a lowercase prefix and an underscore
+ * (`trk_…`, `shp_…`, `batch_…`), which no carrier's tracking code has.
+ */
+function searchedFor(value: string): { object_id?: string; tracking_code?: string } {
+  if (!value) return {};
+  return /^[a-z]+_/.test(value) ? { object_id: value } : { tracking_code: value };
 }
 
 /** What the operations the portal calls answer: their declared response schemas. */

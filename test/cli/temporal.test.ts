@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -44,7 +45,7 @@ afterAll(async () => {
 });
 
 describe('shiphook temporal', () => {
-  it("runs the provisioned temporal CLI with the README's queries: one event's runs, a webhook's failing deliveries", async () => {
+  it("runs the provisioned temporal CLI with the README's queries: one event's runs, a webhook's failing deliveries, an object's runs", async () => {
     // Paths of their own: a port may have served another test file's receiver earlier in the run.
     const okUrl = `${ok.url}/temporal-cli-${process.pid}-${Date.now()}`;
     const downUrl = `${down.url}/temporal-cli-${process.pid}-${Date.now()}`;
@@ -52,7 +53,8 @@ describe('shiphook temporal', () => {
     await webhook(sys, acct.testKey, okUrl);
     const failingAcct = await createAccount(sys);
     await webhook(sys, failingAcct.testKey, downUrl);
-    const delivered = await publish(sys, acct.user.id, 'test');
+    const tracker = `trk_${randomBytes(16).toString('hex')}`;
+    const delivered = await publish(sys, acct.user.id, 'test', { result: { object: 'Tracker', id: tracker, status: 'in_transit' } });
     const failed = await publish(sys, failingAcct.user.id, 'test');
     await eventStatus(sys, acct.testKey, delivered.id, 'completed');
     await eventStatus(sys, failingAcct.testKey, failed.id, 'failed', 30_000);
@@ -67,6 +69,9 @@ describe('shiphook temporal', () => {
     expect(workflowIds(failing.stdout)).toEqual([failed.id]);
     const fine = await shiphookTemporal(['workflow', 'list', '--query', notSucceeded(okUrl), '-o', 'json'], env);
     expect(workflowIds(fine.stdout)).toEqual([]);
+    // Every run about one object (its result.id).
+    const about = await shiphookTemporal(['workflow', 'list', '--query', `ShiphookObjectId='${tracker}'`, '-o', 'json'], env);
+    expect(workflowIds(about.stdout)).toEqual([delivered.id]);
 
     // An endpoint that does not answer: its event is found while its attempts go on.
     const held: ServerResponse[] = [];

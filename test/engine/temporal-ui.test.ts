@@ -1,9 +1,10 @@
+import { randomBytes } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EventStatusAttr, EventTypeAttr, healthWorkflowId, ModeAttr, UserIdAttr, WebhookUrlsAttr } from '../../src/engine/contract';
+import { EventStatusAttr, EventTypeAttr, healthWorkflowId, ModeAttr, ObjectIdAttr, UserIdAttr, WebhookUrlsAttr } from '../../src/engine/contract';
 import { sandboxPatchApplied, workflowSandboxOptions } from '../../src/engine/sandbox';
 import { eventStatus, publish, webhook } from '../support/events';
-import { createAccount } from '../support/http';
+import { call, createAccount } from '../support/http';
 import { eventually, startReceiver, status } from '../support/receiver';
 import { startSystem, type TestSystem } from '../support/system';
 
@@ -49,6 +50,35 @@ describe('operators in the Temporal UI', () => {
     const history = JSON.stringify(await handle.fetchHistory(), (k, v) => (k === 'data' && typeof v === 'string' ? Buffer.from(v, 'base64').toString('utf8') : v));
     expect(history).toContain('***@');
     expect(history).not.toContain('topsecret');
+    await receiver.close();
+  });
+
+  it('find every run about one object by ShiphookObjectId (its result.id), set at start and again by a replay; none for an event without one', async () => {
+    const acct = await createAccount(sys);
+    const receiver = await startReceiver();
+    await webhook(sys, acct.testKey, receiver.url);
+    const tracker = `trk_${randomBytes(16).toString('hex')}`;
+    const about = (id: unknown) => ({ result: { object: 'Tracker', id, tracking_code: 'EZ4000000004', status: 'in_transit' } });
+    const created = await publish(sys, acct.user.id, 'test', { description: 'tracker.created', ...about(tracker) });
+    const updated = await publish(sys, acct.user.id, 'test', about(tracker));
+    const other = await publish(sys, acct.user.id, 'test', about(`trk_${randomBytes(16).toString('hex')}`));
+    const noId = await publish(sys, acct.user.id, 'test', { description: 'batch.created', result: { object: 'Batch', state: 'created' } });
+    // An id no one could search by (GET /v2/events refuses it as object_id): no attribute, and delivered all the same.
+    const oddId = await publish(sys, acct.user.id, 'test', about(`trk ${'x'.repeat(80)}`));
+    for (const e of [created, updated, other, noId, oddId]) await eventStatus(sys, acct.testKey, e.id, 'completed');
+    expect((await call(sys, 'POST', `/events/${created.id}/replay`, { key: acct.testKey })).status).toBe(200);
+
+    const attr = async (id: string) => (await client.workflow.getHandle(id).describe()).typedSearchAttributes.get(ObjectIdAttr);
+    expect(await attr(updated.id)).toBe(tracker);
+    expect(await attr(noId.id)).toBeUndefined();
+    expect(await attr(oddId.id)).toBeUndefined();
+    // The first run of `created`, its replay's run, and `updated`'s: what README's query lists.
+    const runs = await eventually(async () => {
+      const found: string[] = [];
+      for await (const wf of client.workflow.list({ query: `ShiphookObjectId='${tracker}'` })) found.push(wf.workflowId);
+      return found.length === 3 ? found.sort() : undefined;
+    }, 15_000, 'three runs about the tracker in visibility');
+    expect(runs).toEqual([created.id, created.id, updated.id].sort());
     await receiver.close();
   });
 
