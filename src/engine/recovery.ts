@@ -6,7 +6,8 @@ import { ApiError } from '../errors/api-error';
 import { isoMillis } from '../format';
 import { hasPrefix, newId } from '../ids';
 import { log } from '../log';
-import { ownWebhook } from '../webhooks/webhooks';
+import { ownWebhook, subscribedTypes } from '../webhooks/webhooks';
+import type { EventType } from '../events/types';
 import type { RecoveryView } from './recovery.schema';
 import { markForReplay, remainingOf } from './replay';
 import { MAX_BULK_REPLAY } from './replay.schema';
@@ -50,12 +51,14 @@ export async function recoverWebhook(db: Db, config: Pick<Config, 'recoveryMaxWi
       { field: 'since', message: `must be at most ${describeSpan(config.recoveryMaxWindowMs)} before until (SHIPHOOK_RECOVERY_MAX_WINDOW); recover a longer stretch in several windows` },
     ]);
   }
-  return startRecovery(db, who, { webhookId: hook.id, since: window.since, until });
+  return startRecovery(db, who, { webhookId: hook.id, types: subscribedTypes(hook), since: window.since, until });
 }
 
 /** What one recovery takes: the caller's events created in [since, until), by their delivery to the webhook. */
 interface RecoveryScope {
   webhookId: string;
+  /** The types its subscription takes now (null: every type): of the events it has no delivery to, only these. */
+  types: EventType[] | null;
   since: Date;
   until: Date;
 }
@@ -64,7 +67,9 @@ interface RecoveryScope {
  * The events a recovery takes: the caller's in the window, oldest first, at most MAX_BULK_REPLAY, whose
  * delivery to the webhook did not succeed — failed or still retrying, or never tried
  * because the webhook was disabled when the event was published (it has no delivery to
- * it at all; a test event for another webhook aside, and events from before the webhook).
+ * it at all; a test event for another webhook aside, events from before the webhook, and
+ * events of types its subscription does not take now: it would not have received them).
+ * An event it has a delivery to is taken whatever it subscribes to now: it was sent there.
  */
 function recoverable(db: Kysely<Database>, who: Principal, scope: RecoveryScope) {
   const toHook = (eb: ExpressionBuilder<Database, 'events'>) =>
@@ -82,6 +87,7 @@ function recoverable(db: Kysely<Database>, who: Principal, scope: RecoveryScope)
           eb.not(eb.exists(toHook(eb))),
           eb('events.test', '=', false),
           eb('events.created_at', '>=', eb.selectFrom('webhooks').select('webhooks.created_at').where('webhooks.id', '=', scope.webhookId)),
+          ...(scope.types ? [eb('events.description', 'in', scope.types)] : []),
         ]),
       ]),
     )

@@ -3,7 +3,7 @@ import type { Database, Db, Executor } from '../db/database';
 import { eventUrls, eventView, objectIdOf } from '../events/events';
 import { eventStatusOf, lockEvent, refreshEventStatus } from '../events/status';
 import { OUTBOX_CHANNEL } from '../events/publish';
-import { enabledWebhooks } from '../webhooks/webhooks';
+import { enabledWebhooks, subscribesTo } from '../webhooks/webhooks';
 import { ApiError } from '../errors/api-error';
 import { hasPrefix, newId } from '../ids';
 import { isoMillis } from '../format';
@@ -28,8 +28,9 @@ export const noLiveWebhook = (detail: string) =>
 
 /**
  * Replay: deliver an event again, as a new workflow run; earlier Payloads stay.
- * By default to the URLs not yet acknowledged; with `all` to every webhook of the
- * event's user and mode that is enabled now. The answer is the event as the replay
+ * By default to the URLs not yet acknowledged (whatever their webhooks subscribe to now:
+ * the event was delivered to them); with `all` to every webhook of the event's user and
+ * mode that is enabled now and subscribes to its type now. The answer is the event as the replay
  * left it (the URLs it will deliver to as pending), not a later read: the new run
  * may have delivered to local receivers before that read.
  */
@@ -38,8 +39,12 @@ export async function replayEvent(db: Db, deps: TemporalDeps, eventId: string, o
     const event = await lockEvent(trx, eventId);
     if (!event) throw new ApiError('NOT_FOUND', 'Event not found.');
     if (opts.all) {
-      const hooks = await enabledWebhooks(trx, event.user_id, event.mode);
-      if (hooks.length === 0) throw noLiveWebhook('no webhook of this account and mode is enabled.');
+      const enabled = await enabledWebhooks(trx, event.user_id, event.mode);
+      if (enabled.length === 0) throw noLiveWebhook('no webhook of this account and mode is enabled.');
+      const hooks = enabled.filter((h) => subscribesTo(h, event.description));
+      if (hooks.length === 0) {
+        throw new ApiError('WEBHOOK.INVALID', `No webhook to deliver to: no enabled webhook of this account and mode subscribes to ${event.description} now. Add it to a webhook's event_types (PATCH /v2/webhooks/:id) and replay again.`);
+      }
       await trx
         .insertInto('event_deliveries')
         .values(hooks.map((h) => ({ event_id: event.id, webhook_id: h.id, url: h.url })))

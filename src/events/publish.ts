@@ -5,7 +5,7 @@ import { ApiError } from '../errors/api-error';
 import { newId } from '../ids';
 import type { z } from '../schema';
 import type { WebhookRow } from '../webhooks/tables';
-import { enabledWebhooks } from '../webhooks/webhooks';
+import { enabledWebhooks, subscribesTo } from '../webhooks/webhooks';
 import { eventDelivery, type NewEvent, urlsOf } from './events';
 import type { NewEventBody } from './events.schema';
 import { notDeleted } from '../db/soft-delete';
@@ -31,9 +31,10 @@ export async function publishEvent(db: Db, input: NewEvent) {
  * The one way Events come into being, for every producer (operator API, its batches,
  * shipment purchases, test trackers, test events): one transaction (the caller's, or
  * its own) writes the Events and one delivery row per enabled webhook of each event's
- * user and mode, and wakes the workers' dispatchers once (one NOTIFY, sent on commit),
- * which start their delivery. An event without webhooks is `completed` at once and has
- * nothing to dispatch. `dispatched_at` stays null until a dispatcher started the
+ * user and mode that subscribes to its type (a test event: its one webhook, whatever it
+ * subscribes to), and wakes the workers' dispatchers once (one NOTIFY, sent on commit),
+ * which start their delivery. An event no webhook wants is `completed` at once and has
+ * nothing to dispatch: no workflow. `dispatched_at` stays null until a dispatcher started the
  * workflow, so a committed event is never lost, whatever happens to Temporal or to this
  * process. An input whose user does not exist refuses them all, each such input named by
  * `fieldOf` (its index in a batch). Returns the full Events (with `result`), in order.
@@ -54,7 +55,8 @@ export async function publishEvents(db: Executor, inputs: readonly NewEvent[], o
     }
     const planned = inputs.map((input) => {
       const all = enabled.get(`${input.userId}/${input.mode}`)!;
-      return { id: input.id ?? newId('evt'), input, hooks: input.test ? all.filter((h) => h.id === input.test!.webhookId) : all };
+      const hooks = input.test ? all.filter((h) => h.id === input.test!.webhookId) : all.filter((h) => subscribesTo(h, input.description));
+      return { id: input.id ?? newId('evt'), input, hooks };
     });
     const rows = await trx
       .insertInto('events')

@@ -6,6 +6,7 @@ import type { HourOfAttempts, RecentAttempt } from '../webhooks/delivery-history
 import { breakableUrl, html } from './html';
 import { successChart } from './chart';
 import { headerFields, headerNamesOf } from './header-form';
+import { eventTypeFields, receivesText, selectionFromForm, selectionOf } from './event-types-form';
 import { formGuards, page, type PageContext, when } from './layout';
 
 /** The portal's webhook pages: the list with the form to add one, and one webhook with its health and actions. */
@@ -15,6 +16,8 @@ export interface WebhookRowView {
   created_at: string;
   disabled_at: string | null;
   headerNames: string[];
+  /** Its subscription as stored: null receives every type. */
+  eventTypes: string[] | null;
   health: {
     status: HealthState;
     consecutive_failures: number;
@@ -50,7 +53,7 @@ export function webhooksPage(ctx: PageContext, hooks: WebhookRowView[], form: Re
     <thead><tr><th scope="col">Endpoint</th><th scope="col">Status</th><th scope="col">Last success</th><th scope="col">Failures in a row</th><th scope="col">Last error</th><th scope="col">Custom headers</th><th scope="col">24 h attempts / failed</th><th scope="col">Created</th></tr></thead>
     <tbody>${hooks.map((h) => html`
       <tr>
-        <th scope="row" class="url"><a href="/portal/webhooks/${h.id}">${breakableUrl(h.url)}</a></th>
+        <th scope="row"><a class="url" href="/portal/webhooks/${h.id}">${breakableUrl(h.url)}</a><span class="receives hint">receives ${receivesText(h.eventTypes, 3)}</span></th>
         <td data-label="Status"><span class="badge ${h.health.status}">${h.disabled_at ? 'disabled' : h.health.status}</span></td>
         <td data-label="Last success">${when(h.health.last_success_at)}</td>
         <td data-label="Failures in a row">${h.health.consecutive_failures}${h.health.failing_since ? html` since ${when(h.health.failing_since)}` : ''}</td>
@@ -72,6 +75,7 @@ export function webhooksPage(ctx: PageContext, hooks: WebhookRowView[], form: Re
     <label for="webhook_secret">Secret <span class="hint">(optional; signs every delivery)</span></label>
     <input id="webhook_secret" name="webhook_secret" type="password" autocomplete="off">
     ${headerFields(headerNamesOf(form))}
+    ${eventTypeFields(selectionFromForm(form))}
     <button type="submit">Add webhook</button>
   </form>
 </section>`);
@@ -95,6 +99,7 @@ ${newSecret ? html`<section class="secret" aria-labelledby="newsecret"><h2 id="n
 <dl class="facts">
   <dt>Status</dt><dd><span class="badge ${health.status}">${hook.disabled_at ? 'disabled' : health.status}</span>${hook.disabled_at ? html` since ${when(hook.disabled_at)}` : ''}</dd>
   ${hook.disabled_at && health.disabled_reason ? html`<dt>Why</dt><dd>${disabledBecause(health)}</dd>` : ''}
+  <dt>Receives</dt><dd>${receivesText(hook.eventTypes)}</dd>
   <dt>Last success</dt><dd>${when(health.last_success_at)}</dd>
   <dt>Failures in a row</dt><dd>${health.consecutive_failures}${health.failing_since ? html`, failing since ${when(health.failing_since)}` : ''}</dd>
   <dt>Last error</dt><dd>${health.last_error !== null ? html`<span class="code">${health.last_failure_response_code || 'no response'}</span> ${health.last_error ? html`<pre>${health.last_error}</pre>` : ''}` : '—'}</dd>
@@ -138,6 +143,7 @@ ${activity.recent.length === 0 ? html`<p>No delivery attempts yet.</p>` : html`
   <input id="webhook_secret" name="webhook_secret" type="password" autocomplete="off">
   <label class="check"><input type="checkbox" name="remove_secret" value="1"> Remove the secret (deliveries are not signed)</label>
   ${headerFields(hook.headerNames)}
+  ${eventTypeFields(selectionOf(hook.eventTypes))}
   <button type="submit">Save</button>
 </form></section>
 <section aria-labelledby="rotate"><h2 id="rotate">Rotate the secret</h2>

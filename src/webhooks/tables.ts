@@ -16,6 +16,8 @@ export interface WebhooksTable {
   previous_webhook_secret: ColumnType<string | null, string | null | undefined, string | null>;
   previous_secret_expires_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
   custom_headers: ColumnType<CustomHeader[], string | undefined, string>;
+  /** The event types and patterns it receives (src/events/type-patterns.ts), as a set; null: every type. */
+  event_types: ColumnType<string[] | null, string[] | null | undefined, string[] | null>;
   disabled_at: Date | null;
   disabled_reason: ColumnType<DisabledReason | null, DisabledReason | null | undefined, DisabledReason | null>;
   /** For `sustained_failures`: the policy that applied when it was disabled (JSON). */

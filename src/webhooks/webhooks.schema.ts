@@ -1,5 +1,6 @@
 import { CustomHeader, CustomHeaderList } from './custom-headers';
 import { EVENT_TYPES } from '../events/types';
+import { normalizeTypePatterns, parseTypePatterns, TYPE_PATTERNS } from '../events/type-patterns';
 import { type InputRules, NOT_STORABLE, storable, z } from '../schema';
 import { Mode } from '../account/api-keys.schema';
 import { DISABLED_REASONS, HEALTH_STATES } from './tables';
@@ -15,6 +16,31 @@ const Secret = z
   .nullish()
   .openapi({ description: 'Write-only HMAC secret; `null` or `""` clears it (on update).', example: 'sécret' });
 
+/** More than every distinct valid entry: a longer list is a mistake, refused before its entries are read. */
+export const MAX_EVENT_TYPE_ENTRIES = 100;
+const NOT_A_LIST = 'must be a list of event types, family wildcards (`tracker.*`) or `*`; null (or leaving it out) for every type';
+const NOTHING_WANTED = 'must not be empty: a webhook that wants no events should be deleted or disabled; null (or leaving it out) means every type';
+
+/**
+ * The subscription (src/events/type-patterns.ts): each bad entry named by its index, with
+ * what is valid; stored as a set (each entry once, sorted). Null: every type.
+ */
+const EventTypes = z
+  .array(z.unknown(), { error: NOT_A_LIST })
+  .min(1, { error: NOTHING_WANTED, abort: true })
+  .max(MAX_EVENT_TYPE_ENTRIES, { error: `must have at most ${MAX_EVENT_TYPE_ENTRIES} entries`, abort: true })
+  .superRefine((entries, ctx) => {
+    const parsed = parseTypePatterns(entries);
+    if ('problems' in parsed) for (const { index, message } of parsed.problems) ctx.addIssue({ code: 'custom', path: [index], message });
+  })
+  .transform((entries) => normalizeTypePatterns(entries as string[]))
+  .nullish()
+  .openapi({
+    items: { type: 'string', enum: TYPE_PATTERNS },
+    description: 'The events it receives: event types, family wildcards (`tracker.*`, `shipment.*`) and `*`. Left out or `null`: every type (on update, left out: unchanged). Stored as a set: each entry once, sorted. An empty list is refused.',
+    example: ['tracker.*', 'batch.created'],
+  });
+
 export const WebhookCreate = z
   .object(
     {
@@ -24,6 +50,7 @@ export const WebhookCreate = z
         .openapi({ description: 'https URL; without a scheme `https://` is assumed. `user:password@` sends Basic auth.', example: 'example.com/webhook' }),
       webhook_secret: Secret,
       custom_headers: CustomHeaderList.optional(),
+      event_types: EventTypes,
     },
     { error: 'must be an object' },
   )
@@ -31,11 +58,11 @@ export const WebhookCreate = z
 
 export const CreateWebhookBody = z.object({ webhook: WebhookCreate }).openapi({ example: { webhook: { url: 'example.com/webhook', webhook_secret: 'sécret' } } });
 
-const UPDATABLE = ['webhook_secret', 'custom_headers'] as const;
-const updatable = { webhook_secret: Secret, custom_headers: CustomHeaderList.optional() };
+const UPDATABLE = ['webhook_secret', 'custom_headers', 'event_types'] as const;
+const updatable = { webhook_secret: Secret, custom_headers: CustomHeaderList.optional(), event_types: EventTypes };
 /** What an update would quietly skip because of its shape: refused, with why (docs/api.md). */
 const URL_FIXED = 'cannot be changed: create a webhook with the new URL, then delete this one';
-const NOTHING_KNOWN = `changes nothing: the fields an update takes are ${UPDATABLE.join(' and ')} (an empty body only re-enables)`;
+const NOTHING_KNOWN = `changes nothing: the fields an update takes are ${UPDATABLE.join(', ')} (an empty body only re-enables)`;
 
 /**
  * PATCH /webhooks/:id: the fields top-level (as the API specification has it), or
@@ -56,9 +83,9 @@ export const UpdateWebhookBody = z
   })
   .transform((body) => {
     const fields = body.webhook ?? body;
-    return { webhook_secret: fields.webhook_secret, custom_headers: fields.custom_headers };
+    return { webhook_secret: fields.webhook_secret, custom_headers: fields.custom_headers, event_types: fields.event_types };
   })
-  .openapi({ description: 'Top-level fields (or the same wrapped in `webhook`); any update re-enables a disabled webhook. `custom_headers` replaces the list.', example: { webhook_secret: 'new secret' } });
+  .openapi({ description: 'Top-level fields (or the same wrapped in `webhook`); any update re-enables a disabled webhook. `custom_headers` replaces the list; `event_types` replaces the subscription (`null`: every type again; left out: unchanged).', example: { webhook_secret: 'new secret' } });
 
 export const WEBHOOK_INPUT: InputRules = { code: 'WEBHOOK.INVALID', message: 'The webhook could not be saved.' };
 
@@ -71,6 +98,7 @@ export const Webhook = z
     created_at: z.string().openapi({ format: 'date-time', example: '2026-01-31T12:00:00Z' }),
     disabled_at: z.string().nullable().openapi({ format: 'date-time' }),
     custom_headers: z.array(CustomHeader),
+    event_types: z.array(z.string()).nullable().openapi({ description: 'The event types and patterns it receives, as stored (each once, sorted); `null`: every type.', example: ['batch.created', 'tracker.*'] }),
   })
   .openapi('Webhook');
 

@@ -14,6 +14,7 @@ import { maskUrl, normalizeWebhookUrl } from './url';
 import { log } from '../log';
 import { notDeleted } from '../db/soft-delete';
 import { errorText } from '../errors/error-text';
+import { matches, typesMatching } from '../events/type-patterns';
 
 /**
  * Webhooks (the API specification, 2.3, 3.2 and 4.2). Scoped by the key's user and mode. The secret is
@@ -36,10 +37,11 @@ export function webhookView(row: WebhookRow) {
     created_at: isoSeconds(row.created_at),
     disabled_at: row.disabled_at ? isoSeconds(row.disabled_at) : null,
     custom_headers: row.custom_headers,
+    event_types: row.event_types,
   };
 }
 
-/** POST /webhooks `{"webhook": {url, webhook_secret?, custom_headers?}}`. */
+/** POST /webhooks `{"webhook": {url, webhook_secret?, custom_headers?, event_types?}}`. */
 export async function createWebhook(db: Db, config: Config, who: Principal, input: WebhookInput) {
   const url = await normalizeWebhookUrl(input.url, who.mode, config);
   const secret = input.webhook_secret || null;
@@ -55,6 +57,7 @@ export async function createWebhook(db: Db, config: Config, who: Principal, inpu
         url: url!,
         webhook_secret: secret,
         custom_headers: JSON.stringify(headers),
+        event_types: input.event_types ?? null,
       })
       .returningAll()
       .executeTakeFirstOrThrow();
@@ -119,7 +122,8 @@ export async function getWebhook(db: Db, who: Principal, id: string) {
 }
 
 /**
- * PATCH (of a webhook `ownWebhook` found): `webhook_secret` and `custom_headers` (replaces the list); re-enables.
+ * PATCH (of a webhook `ownWebhook` found): `webhook_secret`, `custom_headers` (replaces the list) and
+ * `event_types` (replaces the subscription; null: every type), for events published afterwards; re-enables.
  * `health`: told when the update re-enabled a webhook or ended a run of failures.
  */
 export async function updateWebhook(db: Db, who: Principal, hook: WebhookRow, input: WebhookChanges, health: HealthWorkflows) {
@@ -129,6 +133,7 @@ export async function updateWebhook(db: Db, who: Principal, hook: WebhookRow, in
   // A secret set by PATCH replaces the old one at once (rotation with a grace period: rotateSecret).
   if (input.webhook_secret !== undefined) Object.assign(changes, { webhook_secret: input.webhook_secret || null, previous_webhook_secret: null, previous_secret_expires_at: null }); // null or "" clears it
   if (input.custom_headers !== undefined) changes.custom_headers = JSON.stringify(input.custom_headers);
+  if (input.event_types !== undefined) changes.event_types = input.event_types;
   const row = await db
     .updateTable('webhooks')
     .set(changes)
@@ -165,7 +170,17 @@ export async function deleteWebhook(db: Db, who: Principal, id: string, health: 
 
 // ---- for the delivery engine -------------------------------------------------------
 
-/** The webhooks an event of this user and mode is delivered to. */
+/**
+ * Whether the webhook's subscription takes events of this type (`event_types` null: every
+ * type). Applied when an event is published, so a change applies to later events only;
+ * a test event goes to its webhook whatever it subscribes to.
+ */
+export const subscribesTo = (hook: Pick<WebhookRow, 'event_types'>, type: string): boolean => matches(hook.event_types, type);
+
+/** The types the webhook's subscription takes, or null for every type. */
+export const subscribedTypes = (hook: Pick<WebhookRow, 'event_types'>) => (hook.event_types ? typesMatching(hook.event_types) : null);
+
+/** The webhooks an event of this user and mode may be delivered to (`subscribesTo` its type decides). */
 export async function enabledWebhooks(db: Executor, userId: string, mode: Mode): Promise<WebhookRow[]> {
   return db
     .selectFrom('webhooks')

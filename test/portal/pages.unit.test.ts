@@ -34,7 +34,7 @@ describe('portal rendering', () => {
 
   it('states why a webhook is disabled, with the policy that applied, and never a header value', () => {
     const hook: WebhookRowView = {
-      id: 'hook_1', url: 'https://x.example/h', created_at: '2030-01-01T00:00:00Z', disabled_at: '2030-01-02T00:00:00Z', headerNames: ['X-Key'],
+      id: 'hook_1', url: 'https://x.example/h', created_at: '2030-01-01T00:00:00Z', disabled_at: '2030-01-02T00:00:00Z', headerNames: ['X-Key'], eventTypes: null,
       health: {
         status: 'disabled', consecutive_failures: 20, failing_since: null, last_success_at: null, last_error: null, last_failure_response_code: null,
         last_24h: { attempts: 0, succeeded: 0, failed: 0 }, disabled_reason: 'sustained_failures', disabled_policy: { failures: 20, after: '5d' },

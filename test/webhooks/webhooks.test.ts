@@ -26,6 +26,7 @@ describe('POST /webhooks', () => {
       created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/),
       disabled_at: null,
       custom_headers: [],
+      event_types: null,
     });
     expect(JSON.stringify(res.body)).not.toContain('s3cret');
     const prod = await create(acct.prodKey, { url: 'https://example.com/prod' });
