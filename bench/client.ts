@@ -19,8 +19,8 @@ export async function account(origin: string, name: string) {
   return { userId: res.body.user.id as string, testKey: res.body.api_keys[0].key as string };
 }
 
-export async function addWebhook(origin: string, key: string, url: string) {
-  const res = await api(origin, 'POST', '/v2/webhooks', { key, body: { webhook: { url, webhook_secret: 'bench-secret' } } });
+export async function addWebhook(origin: string, key: string, url: string, eventTypes: string[] | null = null) {
+  const res = await api(origin, 'POST', '/v2/webhooks', { key, body: { webhook: { url, webhook_secret: 'bench-secret', ...(eventTypes ? { event_types: eventTypes } : {}) } } });
   if (res.status !== 201) throw new Error(`webhook: ${res.status} ${JSON.stringify(res.body)}`);
   return res.body;
 }

@@ -5,11 +5,12 @@ import { type BenchReceiver, percentiles, startBenchReceiver } from './receivers
 import { startStorageMeter } from './storage';
 import type { BenchSystem } from './system';
 
-export async function threeReceivers(sys: BenchSystem, name: string) {
+/** An account with three webhooks, of which the first `subscribed` take every type and the others only `batch.*` (the bench publishes `tracker.updated`). */
+export async function threeReceivers(sys: BenchSystem, name: string, subscribed = 3) {
   const acct = await account(sys.origin, name);
   const receivers = await Promise.all([startBenchReceiver(), startBenchReceiver(), startBenchReceiver()]);
-  for (const r of receivers) await addWebhook(sys.origin, acct.testKey, r.url);
-  return { acct, receivers };
+  for (const [i, r] of receivers.entries()) await addWebhook(sys.origin, acct.testKey, r.url, i < subscribed ? null : ['batch.*']);
+  return { acct, receivers: receivers.slice(0, subscribed), unsubscribed: receivers.slice(subscribed) };
 }
 
 /** Events that some of these receivers never acknowledged. */
@@ -84,15 +85,15 @@ export const spread = (ids: string[], n: number) => ids.filter((_, i) => i % Mat
 
 /**
  * 2. Latency and 3. failure: steady offered load (events/s for `seconds`) to three
- * webhooks; latency from the publisher's send to each healthy receiver's first sight of
+ * webhooks (`subscribed` of them taking the published type); latency from the publisher's send to each healthy receiver's first sight of
  * the event, and the cost per event. With `failing`, one of the three endpoints answers
  * 500 (or never answers) throughout, on the production retry schedule (5 s, 5 min, …):
  * each event's cost then carries the failing URL's first attempt, its retry activity and
  * its 5-second retry. Afterwards, as an operator does after an outage, what still retries
  * is replayed. Either way every event must end completed.
  */
-export async function steadyLoad(sys: BenchSystem, load: { rate: number; seconds: number; waitMs: number; settleMs: number }, failing?: '500' | 'hang') {
-  const { acct, receivers } = await threeReceivers(sys, failing ? 'failure' : 'latency');
+export async function steadyLoad(sys: BenchSystem, load: { rate: number; seconds: number; waitMs: number; settleMs: number; subscribed?: number }, failing?: '500' | 'hang') {
+  const { acct, receivers, unsubscribed } = await threeReceivers(sys, failing ? 'failure' : 'latency', load.subscribed);
   const failingReceiver = failing ? receivers[2]! : undefined;
   const healthy = failing ? receivers.slice(0, 2) : receivers;
   if (failingReceiver) failingReceiver.failWith = failing === 'hang' ? 'hang' : 500;
@@ -124,6 +125,7 @@ export async function steadyLoad(sys: BenchSystem, load: { rate: number; seconds
       publish_errors: publishErrors,
       ...(failing ? { failing_endpoint: failing, requests_to_failing_receiver: failingReceiver!.requests } : {}),
       healthy_receivers: healthy.length,
+      ...(unsubscribed.length ? { webhooks_not_subscribed: unsubscribed.length, requests_to_unsubscribed: unsubscribed.reduce((n, r) => n + r.requests, 0) } : {}),
       latency_ms: percentiles(samples),
       all_received_within_wait: allReceived,
       not_received_within_wait: ids.length * healthy.length - samples.length,
@@ -134,7 +136,7 @@ export async function steadyLoad(sys: BenchSystem, load: { rate: number; seconds
       cost,
     };
   } finally {
-    await Promise.all(receivers.map((r) => r.close()));
+    await Promise.all([...receivers, ...unsubscribed].map((r) => r.close()));
   }
 }
 

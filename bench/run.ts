@@ -29,6 +29,7 @@ const FLAGS: Record<string, string> = {
   rate: 'events/s offered by latency and failure (default 20; --quick 10)',
   seconds: 'their duration (default 60; --quick 10)',
   'failing-endpoint': 'failure: 500 (default) or hang (never answers)',
+  subscribed: 'latency: how many of its 3 webhooks take the published type (default 3; the others subscribe elsewhere)',
   'attempt-timeout': "the engine's SHIPHOOK_ATTEMPT_TIMEOUT (default 5s; production's is 15s)",
   topology: 'machine (default), npm-start or compose: which processes run (bench/system.ts)',
   ...Object.assign({}, ...Object.values(LAB).map((s) => s.flags ?? {})),
@@ -73,6 +74,8 @@ const alone = [...selected].find((s) => LAB[s]?.env);
 if (alone && selected.size > 1) usageError(`${alone} runs alone: npm run bench -- ${alone}`);
 const failingEndpoint = flag('failing-endpoint') ?? '500';
 if (failingEndpoint !== '500' && failingEndpoint !== 'hang') usageError('--failing-endpoint must be 500 or hang');
+const subscribed = Number(flag('subscribed') ?? 3);
+if (![1, 2, 3].includes(subscribed)) usageError('--subscribed must be 1, 2 or 3');
 const topology = (flag('topology') ?? 'machine') as Topology;
 if (!TOPOLOGIES.includes(topology)) usageError(`--topology must be one of ${TOPOLOGIES.join(', ')}`);
 
@@ -142,7 +145,7 @@ const lab: LabContext = { quick, number, results };
 
 try {
   await step('burst', (s) => burst(s, sizes.burstEvents, budget.burstWait));
-  await step('latency', (s) => steadyLoad(s, { ...load, settleMs: budget.settle }));
+  await step('latency', (s) => steadyLoad(s, { ...load, settleMs: budget.settle, subscribed }));
   await step('failure', (s) => steadyLoad(s, { ...load, settleMs: budget.replaySettle }, failingEndpoint));
   for (const [name, scenario] of Object.entries(LAB)) await step(name, (s) => scenario.run(s, lab));
 } finally {
