@@ -31,6 +31,9 @@ function validate(document: unknown): { status: number | null; output: string } 
   }
 }
 
+/** A parameter of the document, its reference followed. */
+const parameterOf = (p: { $ref?: string }) => (p.$ref ? doc.components.parameters[p.$ref.split('/').pop()!] : p);
+
 /** Every operation of the API specification (section 4), as the document must list it. */
 const SPECIFICATION_OPERATIONS = [
   'post /v2/api_keys', 'post /v2/api_keys/{id}/disable', 'post /v2/api_keys/{id}/enable', 'get /v2/api_keys', 'delete /v2/api_keys/{id}',
@@ -80,7 +83,7 @@ describe('GET /v2/openapi.json', () => {
     expect(valid.status).toBe(0);
     // The validator reads the webhooks: one that breaks the specification fails the document.
     const broken = structuredClone(doc);
-    broken.webhooks['tracker.updated'].post.parameters[0].in = 'body';
+    broken.webhooks['tracker.updated'].post.requestBody.content = 'application/json';
     const refused = validate(broken);
     expect(refused.status).not.toBe(0);
     expect(refused.output).toMatch(/webhooks/);
@@ -103,7 +106,7 @@ describe('GET /v2/openapi.json', () => {
       const validateBody = ajv.getSchema(`openapi.json#/webhooks/${type}/post/requestBody/content/application~1json/schema`)!;
       expect(validateBody(body.example), `${type}: ${JSON.stringify(validateBody.errors)}`).toBe(true);
       expect(body.example.result.id, type).toMatch(/^[a-z]+_[0-9a-f]{32}$/);
-      const headers = Object.fromEntries(post.parameters.map((p: any) => [p.name, p.in === 'header' && p.required]));
+      const headers = Object.fromEntries(post.parameters.map(parameterOf).map((p: any) => [p.name, p.in === 'header' && p.required]));
       expect(headers, type).toEqual({
         'webhook-id': true, 'webhook-timestamp': true, 'X-Shiphook-Event-Type': true, 'X-Shiphook-Attempt': true, 'X-Shiphook-Delivery-Id': true,
         'webhook-signature': false, 'X-Hmac-Signature': false, 'X-Shiphook-Test': false,

@@ -77,7 +77,7 @@ describe('the events shiphook sends', () => {
       return types.has('tracker.created') && types.has('tracker.updated') ? receiver.deliveries : undefined;
     }, 30_000, 'tracker.created and tracker.updated');
 
-    const documented = new Set(doc.webhooks['tracker.updated'].post.parameters.map((p: { name: string }) => p.name.toLowerCase()));
+    const documented = new Set(doc.webhooks['tracker.updated'].post.parameters.map((p: { $ref: string }) => doc.components.parameters[p.$ref.split('/').pop()!].name.toLowerCase()));
     const http = new Set(['host', 'connection', 'content-length', 'content-type', 'accept', 'user-agent']);
     for (const d of deliveries) {
       const event = verifier.Utils.validateWebhook(d.body, d.headers, 'catalogue-secret');
