@@ -4,6 +4,7 @@ import { z } from '../schema';
 import { VERSION } from '../version';
 import { KEY_FORMAT } from '../idempotency/key-material';
 import { CALLER_BASE, CALLER_OPERATIONS, OPERATOR_BASE, OPERATOR_OPERATIONS } from './operations';
+import { registerWebhooks } from './openapi-webhooks';
 
 /**
  * The OpenAPI 3.1 document of the API, generated from the operations' declarations
@@ -109,6 +110,7 @@ function buildDocument() {
   registry.registerComponent('securitySchemes', 'operatorToken', { type: 'http', scheme: 'bearer', description: 'The operator API: `SHIPHOOK_ADMIN_TOKEN`.' });
   register(registry, CALLER_BASE, CALLER_OPERATIONS);
   register(registry, OPERATOR_BASE, OPERATOR_OPERATIONS);
+  registerWebhooks(registry);
   registry.registerPath({
     method: 'get',
     path: OPENAPI_PATH,

@@ -2,8 +2,10 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import Ajv2020 from 'ajv/dist/2020.js';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EVENT_TYPE_CATALOGUE, EVENT_TYPES } from '../../src/events/types';
 import { openapiSpecValidator } from '../support/python-tools';
 import { startSystem, type TestSystem } from '../support/system';
 
@@ -14,6 +16,23 @@ beforeAll(async () => {
   sys = await startSystem();
 });
 afterAll(() => sys.close());
+
+/** The validator's verdict on a document: its exit status and output. */
+function validate(document: unknown): { status: number | null; output: string } {
+  const dir = mkdtempSync(path.join(tmpdir(), 'shiphook-openapi-'));
+  try {
+    const file = path.join(dir, 'openapi.json');
+    writeFileSync(file, JSON.stringify(document));
+    const tool = openapiSpecValidator();
+    const run = spawnSync(tool.bin, [file], { encoding: 'utf8', env: { ...process.env, ...tool.env } });
+    return { status: run.status, output: run.stderr + run.stdout };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** A parameter of the document, its reference followed. */
+const parameterOf = (p: { $ref?: string }) => (p.$ref ? doc.components.parameters[p.$ref.split('/').pop()!] : p);
 
 /** Every operation of the API specification (section 4), as the document must list it. */
 const SPECIFICATION_OPERATIONS = [
@@ -58,18 +77,44 @@ describe('GET /v2/openapi.json', () => {
     expect(doc.paths['/v2/webhooks'].post.requestBody.required).toBe(true);
   });
 
-  it('is accepted by openapi-spec-validator (PyPI)', () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'shiphook-openapi-'));
-    try {
-      const file = path.join(dir, 'openapi.json');
-      writeFileSync(file, JSON.stringify(doc));
-      const tool = openapiSpecValidator();
-      const run = spawnSync(tool.bin, [file], { encoding: 'utf8', env: { ...process.env, ...tool.env } });
-      expect(run.stderr + run.stdout).toMatch(/OK/);
-      expect(run.status).toBe(0);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
+  it('is accepted by openapi-spec-validator (PyPI), which checks its webhooks too', () => {
+    const valid = validate(doc);
+    expect(valid.output).toMatch(/OK/);
+    expect(valid.status).toBe(0);
+    // The validator reads the webhooks: one that breaks the specification fails the document.
+    const broken = structuredClone(doc);
+    broken.webhooks['tracker.updated'].post.requestBody.content = 'application/json';
+    const refused = validate(broken);
+    expect(refused.status).not.toBe(0);
+    expect(refused.output).toMatch(/webhooks/);
+  });
+
+  it('publishes the event catalogue as webhooks: per type, the Event with its result schema and example, the headers and the 2XX answer', () => {
+    expect(Object.keys(doc.webhooks)).toEqual(EVENT_TYPES);
+    const ajv = new Ajv2020({ strict: false, validateFormats: false, validateSchema: false });
+    ajv.addSchema(doc, 'openapi.json');
+    for (const type of EVENT_TYPES) {
+      const post = doc.webhooks[type].post;
+      expect(post.summary, type).toBe(EVENT_TYPE_CATALOGUE[type]);
+      const body = post.requestBody.content['application/json'];
+      expect(Object.keys(body.schema.properties).sort(), type).toEqual(
+        ['id', 'object', 'mode', 'description', 'status', 'previous_attributes', 'pending_urls', 'completed_urls', 'created_at', 'updated_at', 'result'].sort(),
+      );
+      expect(body.schema.properties.description.enum, type).toEqual([type]);
+      expect(body.schema.properties.result.$ref, type).toMatch(/^#\/components\/schemas\/\w+Result$/);
+      expect(doc.components.schemas[body.schema.properties.result.$ref.split('/').pop()].additionalProperties, type).toEqual({}); // open
+      const validateBody = ajv.getSchema(`openapi.json#/webhooks/${type}/post/requestBody/content/application~1json/schema`)!;
+      expect(validateBody(body.example), `${type}: ${JSON.stringify(validateBody.errors)}`).toBe(true);
+      expect(body.example.result.id, type).toMatch(/^[a-z]+_[0-9a-f]{32}$/);
+      const headers = Object.fromEntries(post.parameters.map(parameterOf).map((p: any) => [p.name, p.in === 'header' && p.required]));
+      expect(headers, type).toEqual({
+        'webhook-id': true, 'webhook-timestamp': true, 'X-Shiphook-Event-Type': true, 'X-Shiphook-Attempt': true, 'X-Shiphook-Delivery-Id': true,
+        'webhook-signature': false, 'X-Hmac-Signature': false, 'X-Shiphook-Test': false,
+      });
+      expect(Object.keys(post.responses), type).toContain('2XX');
     }
+    expect(doc.components.schemas.BatchResult.required).toEqual(expect.arrayContaining(['state', 'num_shipments', 'reference', 'scan_form', 'shipments', 'status', 'pickup', 'label_url']));
+    expect(Object.keys(doc.components.schemas.BatchResult.properties.status.properties)).toEqual(['created', 'queued_for_purchase', 'creation_failed', 'postage_purchased', 'postage_purchase_failed']);
   });
 
   it('lists every operation of the API specification and every one shiphook adds, each with its success and error responses', () => {

@@ -45,6 +45,11 @@ export function checkResponse(method: string, pathname: string, status: number, 
   assertValid(validatorFor(['paths', template!, method.toLowerCase(), 'responses', key, 'content', 'application/json', 'schema']), body, `${method} ${template} → ${status}`);
 }
 
+/** Throws when a delivery's body does not match the document's webhook of its type (the event catalogue). */
+export function checkDelivery(body: { description: string; [field: string]: unknown }): void {
+  assertValid(validatorFor(['webhooks', body.description, 'post', 'requestBody', 'content', 'application/json', 'schema']), body, `webhook ${body.description}`);
+}
+
 function assertValid(validate: ReturnType<typeof ajv.compile>, body: unknown, what: string): void {
   if (validate(body)) return;
   const problems = (validate.errors ?? []).slice(0, 5).map((e) => `${e.instancePath || '(root)'} ${e.message}${e.params && 'additionalProperty' in e.params ? ` '${e.params.additionalProperty}'` : ''}`);
