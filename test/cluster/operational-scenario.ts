@@ -22,6 +22,8 @@ export interface OperationalOutcome {
   exhaustedTwice: number;
   /** Distinct operational events the operator's endpoint received. */
   received: number;
+  /** POSTs the refusing endpoint got: beyond four per event, attempts the victims made and their replacements made again. */
+  attempts: number;
   seconds: number;
 }
 
@@ -45,7 +47,7 @@ export async function operationalScenario(cluster: Cluster, victims: ClusterProc
       const res = await call(cluster.apis[batch % cluster.apis.length]!.sys, 'POST', '/admin/v1/events/batch', { headers: ADMIN, body: { events } });
       if (res.status !== 201) throw new Error(`publishing answered ${res.status}`);
     }
-    const attempts = Number(EVENTS) * 4; // CLUSTER_ENV: three retry delays
+    const attempts = EVENTS * 4; // CLUSTER_ENV: three retry delays
     await until(() => refusing.deliveries.length >= attempts / 3, timeoutMs, 'a third of the attempts made');
     await Promise.all(victims.map((p) => p.kill()));
     await Promise.all(victims.map((p) => p.restart()));
@@ -63,6 +65,7 @@ export async function operationalScenario(cluster: Cluster, victims: ClusterProc
         exhaustedEvents: exhausted?.distinct_events ?? 0,
         exhaustedTwice: (exhausted?.n ?? 0) - (exhausted?.distinct_events ?? 0),
         received: new Set(operator.deliveries.map((d) => d.json?.id)).size,
+        attempts: refusing.deliveries.length,
       };
     };
     let outcome = await count();
