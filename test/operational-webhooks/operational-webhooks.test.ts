@@ -74,6 +74,20 @@ async function emitted(hookId: string): Promise<Record<string, number>> {
   return Object.fromEntries(rows.map((r) => [r.description, r.n]));
 }
 
+describe('without an operational endpoint', () => {
+  it('a webhook\'s failures write nothing of the platform: no user, no event', async () => {
+    const refusing = await receiver(status(410));
+    const hook = await webhook(sys, acct.testKey, refusing.url);
+    await publish(sys, acct.user.id, 'test');
+    await eventually(async () => ((await call(sys, 'GET', `/webhooks/${hook.id}`, { key: acct.testKey })).body.disabled_at ? true : undefined), 30_000, 'the webhook disabled');
+    expect(await sys.db.selectFrom('users').select('id').where('id', '=', PLATFORM_USER_ID).execute()).toEqual([]);
+    expect(await sys.db.selectFrom('events').select('id').where('user_id', '=', PLATFORM_USER_ID).execute()).toEqual([]);
+    expect((await admin('GET', '/operational_webhooks')).body).toEqual({ operational_webhooks: [] });
+    expect((await admin('GET', '/operational_events')).body).toEqual({ events: [], has_more: false });
+    await call(sys, 'DELETE', `/webhooks/${hook.id}`, { key: acct.testKey });
+  });
+});
+
 describe('registering operational webhooks (/admin/v1/operational_webhooks)', () => {
   it('creates, lists, updates and deletes endpoints; answers the secret once; refuses customer types and private addresses', async () => {
     const created = await admin('POST', '/operational_webhooks', { url: ops.url, event_types: ['webhook.*', 'delivery.exhausted', 'webhook.*'] });
