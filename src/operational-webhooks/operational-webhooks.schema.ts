@@ -42,7 +42,11 @@ export const NewOperationalWebhook = z
   .openapi('NewOperationalWebhook');
 
 export const OperationalWebhookUpdate = z
-  .object({ webhook_secret: Secret.openapi({ description: 'Replaces the secret at once.' }), event_types: EventTypes }, { error: 'must be a JSON object' })
+  .looseObject({ webhook_secret: Secret.openapi({ description: 'Replaces the secret at once.' }), event_types: EventTypes }, { error: 'must be a JSON object' })
+  // As a customer's webhook: an update that names a URL would quietly keep the old one.
+  .superRefine((body, ctx) => {
+    if ('url' in body) ctx.addIssue({ code: 'custom', path: ['url'], message: 'cannot be changed: register an endpoint with the new URL, then delete this one' });
+  })
   .openapi('OperationalWebhookUpdate', { description: 'Any update re-enables a disabled endpoint.' });
 
 export const OPERATIONAL_WEBHOOK_INPUT: InputRules = { code: 'WEBHOOK.INVALID', message: 'The operational webhook could not be saved.' };

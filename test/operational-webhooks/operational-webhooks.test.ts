@@ -100,6 +100,8 @@ describe('registering operational webhooks (/admin/v1/operational_webhooks)', ()
     expect(JSON.stringify(listed.body)).not.toContain(opsSecret);
     const updated = await admin('PATCH', `/operational_webhooks/${created.body.id}`, { event_types: null });
     expect(updated).toMatchObject({ status: 200, body: { id: created.body.id, event_types: null } });
+    const moved = await admin('PATCH', `/operational_webhooks/${created.body.id}`, { url: 'https://elsewhere.example.com/' });
+    expect(errorOf(moved)).toMatchObject({ code: 'WEBHOOK.INVALID', errors: [{ field: 'url' }] });
 
     const customerType = await admin('POST', '/operational_webhooks', { url: ops.url, event_types: ['tracker.updated'] });
     expect(customerType.status).toBe(422);
