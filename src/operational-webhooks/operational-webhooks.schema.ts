@@ -3,7 +3,7 @@ import { pageQuery } from '../pagination';
 import type { RequestPart } from '../operation';
 import { DeliveredEvent, Event, EventStatus, EventSummary } from '../events/events.schema';
 import { EVENT_STATUSES } from '../events/tables';
-import { MAX_SECRET_LENGTH, MAX_URL_LENGTH } from '../webhooks/webhooks.schema';
+import { MAX_SECRET_LENGTH, WebhookCreate } from '../webhooks/webhooks.schema';
 import { DISABLED_REASONS } from '../webhooks/tables';
 import { OPERATIONAL_EVENT_TYPES, OPERATIONAL_TYPE_PATTERNS } from './types';
 
@@ -30,10 +30,7 @@ const Secret = z
 export const NewOperationalWebhook = z
   .object(
     {
-      url: z
-        .string({ error: (iss) => (iss.input === undefined || iss.input === null ? 'cannot be blank' : 'must be a string') })
-        .max(MAX_URL_LENGTH, `must be at most ${MAX_URL_LENGTH} characters`)
-        .openapi({ description: 'https URL, under the rules of customers\' webhooks (public addresses unless SHIPHOOK_WEBHOOK_ALLOWED_NETWORKS). `user:password@` sends Basic auth.', example: 'https://ops.example.com/shiphook' }),
+      url: WebhookCreate.shape.url.openapi({ description: 'https URL, under the rules of customers\' webhooks (public addresses unless SHIPHOOK_WEBHOOK_ALLOWED_NETWORKS). `user:password@` sends Basic auth.', example: 'https://ops.example.com/shiphook' }),
       webhook_secret: Secret.openapi({ description: 'The signing secret; left out, one is generated (`whsec_…`). Answered this once.' }),
       event_types: EventTypes,
     },
