@@ -17,7 +17,7 @@
  * - the `listen` stream: an operation declared beside the API's others, served by src/api/;
  * - the CLI: src/cli/.
  */
-const RESOURCES = '(account|webhooks|events|end-shippers|shipments|portal-sessions|idempotency)';
+const RESOURCES = '(account|webhooks|events|end-shippers|shipments|portal-sessions|idempotency|operational-webhooks)';
 const RESOURCE = `^src/${RESOURCES}/`;
 const OPERATIONS = `^src/${RESOURCES}/operations[.]ts$`;
 const TABLES = `^src/${RESOURCES}/tables[.]ts$`;

@@ -14,6 +14,7 @@ import { attemptOutcome, deliveryMetrics } from '../src/metrics/delivery';
 import { createHttpClient, type SendResult } from '../src/outbound/http-client';
 import type { CustomHeader } from '../src/webhooks/tables';
 import { healthFollowUp } from './health';
+import { reportExhausted } from '../src/operational-webhooks/delivery-changes';
 
 /**
  * Delivery attempts: read what the attempt needs (one statement), build each signed
@@ -111,6 +112,7 @@ export function createDeliveryActivities(deps: DeliveryDeps) {
     const status = recorded.status ?? ctx.event.status;
     if (status !== ctx.event.status && (status === 'completed' || status === 'failed')) deliveryMetrics.eventFinished(status);
     await Promise.all(outcomes.map((o) => followUp(o, !!ctx.deliveries.get(o.webhookId)?.webhook?.failingSince, recorded.failureRuns)));
+    await reportExhausted(db, ctx.event, outcomes.flatMap((o) => (o.outcome === 'failed' ? [o] : [])), Context.current().info.workflowExecution?.runId ?? '');
     return { status, outcomes };
   }
 

@@ -5,7 +5,8 @@ import { deliveryMetrics } from '../src/metrics/delivery';
 import { log } from '../src/log';
 import { policyView } from '../src/webhooks/health-view';
 import type { DisablePolicy } from '../src/webhooks/tables';
-import { disableGoneWebhook, disableIfSustained, type FailureRun, type HealthDecision, recordFailure, recordSuccess } from '../src/webhooks/health';
+import { type FailureRun, type HealthDecision, recordFailure } from '../src/webhooks/health';
+import { disableGoneWebhookReported, disableIfSustainedReported, recordRecovery, reportFailing } from '../src/operational-webhooks/webhook-changes';
 
 /**
  * A webhook's health after its delivery attempts: failures are counted in the webhook
@@ -32,18 +33,21 @@ export function healthFollowUp({ config, db, health }: HealthDeps) {
   return async (outcome: TargetOutcome, wasFailing: boolean, counted: Map<string, FailureRun>): Promise<void> => {
     const { webhookId } = outcome;
     if (outcome.outcome === 'delivered') {
-      if (wasFailing && (await recordSuccess(db, webhookId))) {
+      if (wasFailing && (await recordRecovery(db, webhookId))) {
         log.info('webhook recovered', { webhook_id: webhookId });
         await health.recovered(webhookId);
       }
     } else if (outcome.outcome === 'retry' || outcome.outcome === 'failed') {
       const run = counted.get(webhookId) ?? (await recordFailure(db, webhookId, new Date()));
-      if (run?.consecutiveFailures === 1) log.info('webhook failing', { webhook_id: webhookId, response_code: outcome.responseCode });
+      if (run?.consecutiveFailures === 1) {
+        log.info('webhook failing', { webhook_id: webhookId, response_code: outcome.responseCode });
+        await reportFailing(db, webhookId, run.failingSince);
+      }
       if (run && repeatsHealthSignal(run.consecutiveFailures, config.disableAfterFailures)) {
         await health.failing(webhookId, run.failingSince);
       }
     } else if (outcome.outcome === 'stopped' && outcome.gone) {
-      if (await disableGoneWebhook(db, webhookId, new Date())) {
+      if (await disableGoneWebhookReported(db, webhookId, new Date())) {
         deliveryMetrics.webhookDisabled('gone');
         log.info('webhook disabled', { webhook_id: webhookId, reason: 'endpoint_gone' });
       }
@@ -75,7 +79,7 @@ export function createHealthActivities({ config, db }: { config: Config; db: Db 
    */
   async function decideHealth(webhookId: string, since: number): Promise<HealthDecision> {
     const policy = currentPolicy(config);
-    const decision = await disableIfSustained(db, webhookId, new Date(since), policy, new Date());
+    const decision = await disableIfSustainedReported(db, webhookId, new Date(since), policy, new Date());
     if (decision.verdict === 'disabled') {
       deliveryMetrics.webhookDisabled('failing');
       log.info('webhook disabled', { webhook_id: webhookId, reason: 'sustained_failures', policy: policyView(policy) });

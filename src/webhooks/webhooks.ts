@@ -122,11 +122,18 @@ export async function getWebhook(db: Db, who: Principal, id: string) {
 }
 
 /**
+ * What the platform's operational events hear of an update, in its transaction before the row
+ * changes (src/operational-webhooks/): handed in by the operations, as `health` is, since
+ * they publish through src/events/, which reads this folder.
+ */
+export type ReportWebhookUpdate = (trx: Executor, webhookId: string, changes: { secret: boolean }) => Promise<void>;
+
+/**
  * PATCH (of a webhook `ownWebhook` found): `webhook_secret`, `custom_headers` (replaces the list) and
  * `event_types` (replaces the subscription; null: every type), for events published afterwards; re-enables.
  * `health`: told when the update re-enabled a webhook or ended a run of failures.
  */
-export async function updateWebhook(db: Db, who: Principal, hook: WebhookRow, input: WebhookChanges, health: HealthWorkflows) {
+export async function updateWebhook(db: Db, who: Principal, hook: WebhookRow, input: WebhookChanges, health: HealthWorkflows, report?: ReportWebhookUpdate) {
   const now = new Date();
   // Re-enabled, and its health starts afresh: a failure after this starts a new run.
   const changes: WebhookUpdate = { disabled_at: null, disabled_reason: null, disabled_policy: null, failing_since: null, consecutive_failures: 0, updated_at: now };
@@ -134,15 +141,18 @@ export async function updateWebhook(db: Db, who: Principal, hook: WebhookRow, in
   if (input.webhook_secret !== undefined) Object.assign(changes, { webhook_secret: input.webhook_secret || null, previous_webhook_secret: null, previous_secret_expires_at: null }); // null or "" clears it
   if (input.custom_headers !== undefined) changes.custom_headers = JSON.stringify(input.custom_headers);
   if (input.event_types !== undefined) changes.event_types = input.event_types;
-  const row = await db
-    .updateTable('webhooks')
-    .set(changes)
-    // Only an update that ended something (disabled, or a run of failures) is a re-enable the view shows.
-    .set((eb) => ({ reenabled_at: eb.case().when(eb.or([eb('disabled_at', 'is not', null), eb('failing_since', 'is not', null)])).then(now).else(eb.ref('reenabled_at')).end() }))
-    .where('id', '=', hook.id)
-    .where(ownedLive(who))
-    .returningAll()
-    .executeTakeFirst();
+  const row = await db.transaction().execute(async (trx) => {
+    await report?.(trx, hook.id, { secret: input.webhook_secret !== undefined });
+    return trx
+      .updateTable('webhooks')
+      .set(changes)
+      // Only an update that ended something (disabled, or a run of failures) is a re-enable the view shows.
+      .set((eb) => ({ reenabled_at: eb.case().when(eb.or([eb('disabled_at', 'is not', null), eb('failing_since', 'is not', null)])).then(now).else(eb.ref('reenabled_at')).end() }))
+      .where('id', '=', hook.id)
+      .where(ownedLive(who))
+      .returningAll()
+      .executeTakeFirst();
+  });
   if (!row) throw notFound('Webhook not found.');
   if (hook.disabled_at || hook.failing_since) {
     if (hook.disabled_at) log.info('webhook re-enabled', { webhook_id: hook.id, was_disabled_for: hook.disabled_reason ?? 'unknown' });
