@@ -11,6 +11,7 @@ import type { IdempotencyKeysTable } from '../idempotency/tables';
 import type { ShipmentsTable, TrackersTable } from '../shipments/tables';
 import type { UsersTable } from '../account/tables';
 import type { WebhooksTable } from '../webhooks/tables';
+import type { ListenerRequestsTable, ListenersTable } from '../listeners/tables';
 import { errorText } from '../errors/error-text';
 
 /** Every table, by name. Each resource's table type lives in its own file under tables/. */
@@ -27,6 +28,8 @@ export interface Database {
   trackers: TrackersTable;
   portal_sessions: PortalSessionsTable;
   idempotency_keys: IdempotencyKeysTable;
+  listeners: ListenersTable;
+  listener_requests: ListenerRequestsTable;
 }
 
 export type Db = Kysely<Database>;
