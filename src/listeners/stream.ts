@@ -45,13 +45,13 @@ export function listenerStream(db: Db, config: Config, listenerId: string): Even
         if (!signal.aborted) sink.send('gone', { object: 'ListenerGone', reason: 'The listener was removed.' });
       } finally {
         watch.close();
-        if (signal.aborted) await closed(db, config, listenerId);
+        if (signal.aborted) await dropped();
       }
     },
   };
 
   /** The connection dropped: the grace period runs from now; the listener goes at its end unless a stream opened meanwhile. */
-  async function closed(db: Db, config: Config, listenerId: string): Promise<void> {
+  async function dropped(): Promise<void> {
     await touchListener(db, listenerId).catch(() => false);
     setTimeout(() => {
       removeAbandonedListeners(db, config, { id: listenerId }).catch((err: unknown) => log.warn('could not remove an abandoned listener', { listener_id: listenerId, error: errorText(err) }));

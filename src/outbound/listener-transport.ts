@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../db/database';
+import type { ListenerRequestRow } from '../listeners/tables';
 import { watchChannel } from '../db/notifications';
 import type { SendResult } from './send-result';
 import { reasonText } from './outbound-error';
@@ -75,8 +76,6 @@ export function createListenerTransport(db: Db, databaseUrl?: string): ListenerT
   };
 }
 
-type Answered = Awaited<ReturnType<typeof answeredRow>>;
-
 /** The answer (its request removed, the Payload keeps it), or whether the request still waits. */
 async function takeAnswer(db: Db, id: string): Promise<SendResult | 'waiting' | 'gone'> {
   const row = await answeredRow(db, id);
@@ -89,7 +88,7 @@ const answeredRow = (db: Db, id: string) =>
   db.deleteFrom('listener_requests').where('id', '=', id).where('answered_at', 'is not', null).returningAll().executeTakeFirst();
 
 /** The local endpoint's answer as the attempt's outcome: what the CLI measured and read. */
-function resultOf(row: NonNullable<Answered>): SendResult {
+function resultOf(row: ListenerRequestRow): SendResult {
   const status = row.response_code ?? 0;
   return {
     status,
