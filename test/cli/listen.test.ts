@@ -43,7 +43,8 @@ async function ready(r: Running): Promise<{ listenerId: string; secret: string }
 
 const listenersOf = async (acct: Account) => (await call(sys, 'GET', '/listeners', { key: acct.testKey })).body.listeners as { id: string }[];
 
-describe('shiphook listen', () => {
+// Each test runs the CLI (a Node process loading TypeScript) once or more: slow on a busy machine.
+describe('shiphook listen', { timeout: 180_000 }, () => {
   it('forwards the events of its key to localhost, signed with the secret it printed, one line each, and the answer is the attempt', async () => {
     const acct = await createAccount(sys);
     const path = `/listen-${Date.now()}`;
@@ -129,12 +130,12 @@ describe('shiphook listen', () => {
   it('leaves a vanished client\'s listener for the grace period, then removes it', async () => {
     const acct = await createAccount(sys);
     const r = listen(acct, local.url);
-    const { listenerId } = await ready(r);
+    await ready(r);
     const killedAt = Date.now();
     r.child.kill('SIGKILL');
     await r.exited();
-    expect((await listenersOf(acct)).map((l) => l.id)).toEqual([listenerId]);
-    await eventually(async () => ((await listenersOf(acct)).length === 0 ? true : undefined), GRACE_MS + 10_000, 'the abandoned listener to go');
+    // Not at once (the grace period runs from the dropped connection), but then.
+    await eventually(async () => ((await listenersOf(acct)).length === 0 ? true : undefined), GRACE_MS + 30_000, 'the abandoned listener to go');
     expect(Date.now() - killedAt).toBeGreaterThanOrEqual(GRACE_MS);
   });
 

@@ -24,7 +24,8 @@ afterAll(async () => {
 const run = (args: string[], key: string) => shiphook([...args, '--url', sys.origin], { env: { SHIPHOOK_API_KEY: key } });
 const deliveriesTo = (path: string) => receiver.deliveries.filter((d) => d.url.endsWith(path));
 
-describe('shiphook trigger', () => {
+// Each test runs the CLI (a Node process loading TypeScript) once or more: slow on a busy machine.
+describe('shiphook trigger', { timeout: 180_000 }, () => {
   it('publishes a test event of the type from the catalogue, prints its id, and every subscriber gets it, a listener included', async () => {
     const acct = await createAccount(sys);
     const path = `/trigger-${Date.now()}`;
@@ -69,7 +70,7 @@ describe('shiphook trigger', () => {
   });
 });
 
-describe('shiphook events resend', () => {
+describe('shiphook events resend', { timeout: 180_000 }, () => {
   it('delivers an event again, also one delivered already, to every subscriber or to the one named', async () => {
     const acct = await createAccount(sys);
     const path = `/resend-${Date.now()}`;
