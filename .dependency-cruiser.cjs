@@ -15,9 +15,10 @@
  * - rate limits and ordering of deliveries: the engine wing (src/engine/);
  * - operational webhooks: their own resource folder (src/operational-webhooks/, added to RESOURCES);
  * - the `listen` stream: an operation declared beside the API's others, served by src/api/;
+ *   listeners (src/listeners/): a resource, whose deliveries leave through src/outbound/'s listener transport;
  * - the CLI: src/cli/.
  */
-const RESOURCES = '(account|webhooks|events|end-shippers|shipments|portal-sessions|idempotency|operational-webhooks)';
+const RESOURCES = '(account|webhooks|events|end-shippers|shipments|portal-sessions|idempotency|operational-webhooks|listeners)';
 const RESOURCE = `^src/${RESOURCES}/`;
 const OPERATIONS = `^src/${RESOURCES}/operations[.]ts$`;
 const TABLES = `^src/${RESOURCES}/tables[.]ts$`;

@@ -12,6 +12,7 @@ import { newId } from '../src/ids';
 import { log, withLogContext } from '../src/log';
 import { attemptOutcome, deliveryMetrics } from '../src/metrics/delivery';
 import { createHttpClient, type SendResult } from '../src/outbound/http-client';
+import { createListenerTransport, isListenerUrl } from '../src/outbound/listener-transport';
 import type { CustomHeader } from '../src/webhooks/tables';
 import { healthFollowUp } from './health';
 import { reportExhausted } from '../src/operational-webhooks/delivery-changes';
@@ -35,7 +36,7 @@ export interface DeliveryDeps {
 export function createDeliveryActivities(deps: DeliveryDeps) {
   const { config, db } = deps;
   // Every POST leaves through this client: its connections resolve, check and pin the address.
-  const http = createHttpClient({ ...config.webhooks, timeoutMs: config.attemptTimeoutMs });
+  const http = createHttpClient({ ...config.webhooks, timeoutMs: config.attemptTimeoutMs, listeners: createListenerTransport(db, config.databaseUrl) });
   const followUp = healthFollowUp(deps);
 
   /** One POST to one target; its outcome goes to the recorder as soon as the answer is in. */
@@ -60,7 +61,8 @@ export function createDeliveryActivities(deps: DeliveryDeps) {
     const ok = acknowledges(result.status);
     const gone = result.status === 410;
     // Planned before recording, so the attempt's record carries when the next one is due.
-    const retryInMs = ok || gone || final ? undefined : Math.round(Math.max(retryDelaysMs[attempt - 1]! * (1 - JITTER + Math.random() * 2 * JITTER), retryAfter(result) ?? 0));
+    const delayMs = isListenerUrl(delivery.url) ? Math.min(retryDelaysMs[attempt - 1]!, config.listeners.maxRetryDelayMs) : retryDelaysMs[attempt - 1]!;
+    const retryInMs = ok || gone || final ? undefined : Math.round(Math.max(delayMs * (1 - JITTER + Math.random() * 2 * JITTER), retryAfter(result) ?? 0));
     record({
       webhookId,
       before: delivery,

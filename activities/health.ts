@@ -2,6 +2,7 @@ import type { Config } from '../src/config';
 import type { Db } from '../src/db/database';
 import type { HealthSignals, TargetOutcome } from '../src/engine/contract';
 import { deliveryMetrics } from '../src/metrics/delivery';
+import { hasPrefix } from '../src/ids';
 import { log } from '../src/log';
 import { policyView } from '../src/webhooks/health-view';
 import type { DisablePolicy } from '../src/webhooks/tables';
@@ -32,6 +33,8 @@ export interface HealthDeps {
 export function healthFollowUp({ config, db, health }: HealthDeps) {
   return async (outcome: TargetOutcome, wasFailing: boolean, counted: Map<string, FailureRun>): Promise<void> => {
     const { webhookId } = outcome;
+    // A listener's failures show on its developer's terminal; it lives as long as its CLI, so it is never disabled.
+    if (hasPrefix(webhookId, 'lst')) return;
     if (outcome.outcome === 'delivered') {
       if (wasFailing && (await recordRecovery(db, webhookId))) {
         log.info('webhook recovered', { webhook_id: webhookId });

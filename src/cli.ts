@@ -11,6 +11,13 @@ const USAGE = `usage: shiphook <command>
             (password: first line of stdin with --password-stdin, or SHIPHOOK_NEW_USER_PASSWORD; never argv)
   admin retention --now   run the retention schedule at once; prints what it removed
   events replay [--status S] [--user-id U] [--webhook-id H] [--since T] [--until T]
+
+  listen --forward-to URL [--events LIST] [--live]   forward the key's events to this machine
+  trigger TYPE              publish a test event of TYPE (tracker.updated, …) for the key's user
+  events resend EVENT_ID [--webhook ID]               deliver an event again
+            (these three use the API: --url of the server, default \`npm start\`'s; --api-key,
+            SHIPHOOK_API_KEY, or \`npm start\`'s test key; each takes --help)
+
   bundle-workflows FILE   write the workers' workflow bundle (then set SHIPHOOK_WORKFLOW_BUNDLE=FILE)
   keys      print the seeded user's keys as shell variables: eval "$(npx shiphook keys)"
   provision fetch the tools the project runs but does not ship (the temporal CLI), if missing
@@ -37,6 +44,8 @@ const commands: Record<string, () => Promise<void>> = {
   migrate: async () => (await import('./cli/migrate')).runMigrate(config),
   admin: async () => (await import('./cli/admin')).runAdmin(config, args),
   events: async () => (await import('./cli/events')).runEvents(config, args),
+  listen: async () => (await import('./cli/listen')).runListen(config, args),
+  trigger: async () => (await import('./cli/trigger')).runTrigger(config, args),
   keys: async () => (await import('./cli/dev-state')).printSeededKeys(config.dataDir),
   provision: async () => (await import('./cli/provision')).runProvision(config, args),
   temporal: async () => (await import('./cli/temporal')).runTemporal(config, args),
@@ -48,8 +57,9 @@ const commands: Record<string, () => Promise<void>> = {
 
 const run = command ? commands[command] : undefined;
 if (!run) {
-  process.stderr.write(USAGE);
-  process.exit(command ? 2 : 0);
+  const help = !command || command === '--help' || command === '-h' || command === 'help';
+  (help ? process.stdout : process.stderr).write(USAGE);
+  process.exit(help ? 0 : 2);
 }
 try {
   await run();

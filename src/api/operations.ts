@@ -10,6 +10,7 @@ import { operationalWebhookOperations } from '../operational-webhooks/operations
 import { portalSessionOperations } from '../portal-sessions/operations';
 import { shipmentOperations } from '../shipments/operations';
 import { webhookOperations } from '../webhooks/operations';
+import { listenerOperations } from '../listeners/operations';
 
 /**
  * Every operation of the API, from the resources' declarations: the router (app.ts)
@@ -43,6 +44,7 @@ export const CALLER_OPERATIONS: Operation<CallerContext, Exclude<Access, 'operat
   ...endShipperOperations,
   ...shipmentOperations,
   ...portalSessionOperations,
+  ...listenerOperations,
 ];
 
 /** Under /admin/v1, for the operator's token. */

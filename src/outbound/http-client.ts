@@ -1,7 +1,9 @@
 import { rootCertificates } from 'node:tls';
 import { Agent, buildConnector, request } from 'undici';
 import { type AddressPolicy, type Lookup, resolveAllowed, systemLookup } from './address-guard';
-import { OutboundError, type OutboundReason, reasonOf, reasonText } from './outbound-error';
+import { isListenerUrl, type ListenerTransport } from './listener-transport';
+import { OutboundError, reasonOf, reasonText } from './outbound-error';
+import type { SendResult } from './send-result';
 
 /**
  * The only way a request leaves for a customer's endpoint. The host is resolved
@@ -16,17 +18,7 @@ export const MAX_RESPONSE_READ = 64 * 1024;
 /** A resolver that does not answer within this (or the attempt's bound) fails the attempt. */
 const MAX_DNS_MS = 5000;
 
-export interface SendResult {
-  /** 0 when no response arrived (refused address, DNS, timeout, connection or TLS error). */
-  status: number;
-  headers: Record<string, string>;
-  body: string;
-  totalTimeMs: number;
-  /** Why no response arrived, in words safe to show the account (no addresses). */
-  error?: string;
-  /** …and as a code (metrics tell a refused address from a network failure). */
-  reason?: OutboundReason;
-}
+export type { SendResult };
 
 export interface HttpClientOptions extends AddressPolicy {
   /** Permit `http://` targets (SHIPHOOK_WEBHOOK_ALLOW_HTTP; dev and tests). */
@@ -37,6 +29,8 @@ export interface HttpClientOptions extends AddressPolicy {
   extraCa?: string;
   /** Injected by tests; the system resolver otherwise. */
   lookup?: Lookup;
+  /** Where `listen://` URLs go (listener-transport.ts); without it they are refused. */
+  listeners?: ListenerTransport;
 }
 
 export type HttpClient = ReturnType<typeof createHttpClient>;
@@ -64,6 +58,10 @@ export function createHttpClient(options: HttpClientOptions) {
     async post(url: string, headers: Record<string, string>, body: string): Promise<SendResult> {
       const started = performance.now();
       const elapsed = () => Math.round(performance.now() - started);
+      // A listener's URL never reaches a connection: its transport queues the request for the CLI.
+      if (isListenerUrl(url)) {
+        return options.listeners ? options.listeners.post(url, headers, body, options.timeoutMs) : { status: 0, headers: {}, body: '', totalTimeMs: 0, error: reasonText('FAILED'), reason: 'FAILED' };
+      }
       try {
         if (!options.allowHttp && !url.startsWith('https:')) throw new OutboundError('HTTP_REFUSED');
         const res = await request(url, {

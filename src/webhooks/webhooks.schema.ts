@@ -25,7 +25,7 @@ const NOTHING_WANTED = 'must not be empty: a webhook that wants no events should
  * The subscription (src/events/type-patterns.ts): each bad entry named by its index, with
  * what is valid; stored as a set (each entry once, sorted). Null: every type.
  */
-const EventTypes = z
+export const EventTypes = z
   .array(z.unknown(), { error: NOT_A_LIST })
   .min(1, { error: NOTHING_WANTED, abort: true })
   .max(MAX_EVENT_TYPE_ENTRIES, { error: `must have at most ${MAX_EVENT_TYPE_ENTRIES} entries`, abort: true })

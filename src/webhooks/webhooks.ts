@@ -15,6 +15,7 @@ import { log } from '../log';
 import { notDeleted } from '../db/soft-delete';
 import { errorText } from '../errors/error-text';
 import { matches, typesMatching } from '../events/type-patterns';
+import { LISTENER_SCHEME } from '../outbound/listener-transport';
 
 /**
  * Webhooks (the API specification, 2.3, 3.2 and 4.2). Scoped by the key's user and mode. The secret is
@@ -27,6 +28,12 @@ export type WebhookChanges = Partial<z.output<typeof UpdateWebhookBody>>;
 
 /** Per account (a parent and its children together) and mode. */
 export const MAX_WEBHOOKS_PER_MODE = 100;
+
+/**
+ * Rows of `webhooks` that are webhooks, not listeners (`shiphook listen`, src/listeners/:
+ * rows the engine delivers to alike, which the webhook operations neither show nor count).
+ */
+export const notAListener = (table?: string) => sql<boolean>`${sql.ref(table ? `${table}.url` : 'url')} not like ${`${LISTENER_SCHEME}%`}`;
 
 export function webhookView(row: WebhookRow) {
   return {
@@ -81,6 +88,7 @@ async function assertBelowWebhookCap(trx: Executor, who: Principal): Promise<voi
     .where(notDeleted('users'))
     .where('webhooks.mode', '=', who.mode)
     .where(notDeleted('webhooks'))
+    .where(notAListener('webhooks'))
     .executeTakeFirstOrThrow();
   if (Number(count) >= MAX_WEBHOOKS_PER_MODE) {
     throw new ApiError('WEBHOOK.INVALID', `An account (a parent and its children) can have at most ${MAX_WEBHOOKS_PER_MODE} webhooks per mode.`, [
@@ -95,6 +103,7 @@ export async function ownWebhooks(db: Executor, who: Principal): Promise<Webhook
     .selectFrom('webhooks')
     .selectAll()
     .where(ownedLive(who))
+    .where(notAListener())
     .orderBy('id', 'desc')
     .execute();
 }
