@@ -10,7 +10,7 @@ import { newWebhookSecret } from '../webhooks/secret-rotation';
 import { ApiCallError, apiClient, type ApiClient, CLIENT_OPTIONS_USAGE, errorOf, refusal, unreachable } from './api-client';
 import { serverSentEvents } from './server-sent-events';
 
-const USAGE = `usage: shiphook listen --forward-to URL [--events LIST] [--live] [--url URL] [--api-key KEY]
+const USAGE = `usage: shiphook listen --forward-to URL [--events LIST] [--secret S] [--live] [--url URL] [--api-key KEY]
 
 Forwards the events of the key's user to URL on this machine while it runs, signed as a
 webhook gets them, and prints one line per event (time, type, event id, the answer's
@@ -19,6 +19,7 @@ server's API (a stream); the server never connects to this machine.
 
   --forward-to URL   where to POST each event, e.g. http://localhost:4000/hook (http:// when no scheme)
   --events LIST      the types to forward, as a webhook's event_types: tracker.*,batch.created (default: all)
+  --secret S         sign with this secret (default: the one kept in .data/listen-secret)
   --live             forward production events (a production key is refused without it)
 ${CLIENT_OPTIONS_USAGE}
 
@@ -57,6 +58,7 @@ export async function runListen(config: Config, args: string[]): Promise<void> {
     options: {
       'forward-to': { type: 'string' },
       events: { type: 'string' },
+      secret: { type: 'string' },
       live: { type: 'boolean' },
       url: { type: 'string' },
       'api-key': { type: 'string' },
@@ -68,7 +70,7 @@ export async function runListen(config: Config, args: string[]): Promise<void> {
   const forwardTo = forwardUrl(values['forward-to']);
   const eventTypes = values.events ? eventPatterns(values.events) : null;
   const api = apiClient(config, values);
-  const secret = listenSecret(config.dataDir);
+  const secret = values.secret ?? listenSecret(config.dataDir);
   const create = () =>
     api.call<Listener>('POST', '/listeners', { listener: { forward_to: forwardTo, event_types: eventTypes, secret, ...(values.live ? { mode: 'production' } : {}) } });
 

@@ -45,11 +45,13 @@ const listenersOf = async (acct: Account) => (await call(sys, 'GET', '/listeners
 
 // Each test runs the CLI (a Node process loading TypeScript) once or more: slow on a busy machine.
 describe('shiphook listen', { timeout: 180_000 }, () => {
-  it('forwards the events of its key to localhost, signed with the secret it printed, one line each, and the answer is the attempt', async () => {
+  it('forwards the events of its key to localhost, signed with the secret given (and printed), one line each, and the answer is the attempt', async () => {
     const acct = await createAccount(sys);
     const path = `/listen-${Date.now()}`;
-    const r = listen(acct, `${local.url}${path}`, ['--events', 'tracker.*']);
+    const given = `whsec_${Buffer.from(`listen-test-${Date.now()}`.padEnd(32, '.')).toString('base64')}`;
+    const r = listen(acct, `${local.url}${path}`, ['--events', 'tracker.*', '--secret', given]);
     const { listenerId, secret } = await ready(r);
+    expect(secret).toBe(given); // --secret: the receiver's own secret instead of the kept one
 
     const evt = await publish(sys, acct.user.id, 'test', { description: 'tracker.updated' });
     await publish(sys, acct.user.id, 'test', { description: 'batch.created', result: { object: 'Batch', id: 'batch_1' } }); // not in --events
