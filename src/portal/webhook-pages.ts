@@ -3,7 +3,8 @@ import { errorText } from '../errors/error-text';
 import type { HealthState } from '../webhooks/tables';
 import { EVENT_TYPES } from '../events/types';
 import type { HourOfAttempts, RecentAttempt } from '../webhooks/delivery-history';
-import { breakableUrl, html } from './html';
+import { breakableUrl, type Html, html } from './html';
+import { emptyBodyText } from '../webhooks/health-view';
 import { successChart } from './chart';
 import { headerFields, headerNamesOf } from './header-form';
 import { eventTypeFields, receivesText, selectionFromForm, selectionOf } from './event-types-form';
@@ -57,7 +58,7 @@ export function webhooksPage(ctx: PageContext, hooks: WebhookRowView[], form: Re
         <td data-label="Status"><span class="badge ${h.health.status}">${h.disabled_at ? 'disabled' : h.health.status}</span></td>
         <td data-label="Last success">${when(h.health.last_success_at)}</td>
         <td data-label="Failures in a row">${h.health.consecutive_failures}${h.health.failing_since ? html` since ${when(h.health.failing_since)}` : ''}</td>
-        <td data-label="Last error">${h.health.last_error !== null ? html`<span class="code">${h.health.last_failure_response_code || 'no response'}</span> ${errorText(h.health.last_error, 80)}` : '—'}</td>
+        <td data-label="Last error">${lastError(h.health, 80)}</td>
         <td data-label="Custom headers">${h.headerNames.length ? h.headerNames.join(', ') : '—'}</td>
         <td data-label="24 h attempts / failed">${h.health.last_24h.attempts} / ${h.health.last_24h.failed}</td>
         <td data-label="Created">${when(h.created_at)}</td>
@@ -102,7 +103,7 @@ ${newSecret ? html`<section class="secret" aria-labelledby="newsecret"><h2 id="n
   <dt>Receives</dt><dd>${receivesText(hook.eventTypes)}</dd>
   <dt>Last success</dt><dd>${when(health.last_success_at)}</dd>
   <dt>Failures in a row</dt><dd>${health.consecutive_failures}${health.failing_since ? html`, failing since ${when(health.failing_since)}` : ''}</dd>
-  <dt>Last error</dt><dd>${health.last_error !== null ? html`<span class="code">${health.last_failure_response_code || 'no response'}</span> ${health.last_error ? html`<pre>${health.last_error}</pre>` : ''}` : '—'}</dd>
+  <dt>Last error</dt><dd>${lastError(health)}</dd>
   <dt>Last 24 hours</dt><dd>${health.last_24h.attempts} attempts, ${health.last_24h.failed} failed</dd>
   <dt>Created</dt><dd>${when(hook.created_at)}</dd>
 </dl>
@@ -154,6 +155,18 @@ ${activity.recent.length === 0 ? html`<p>No delivery attempts yet.</p>` : html`
   <label class="check"><input type="checkbox" name="confirm" value="1" required> Yes, delete this webhook</label>
   <button type="submit" class="danger">Delete webhook</button>
 </form></section>`);
+}
+
+/**
+ * The last failed attempt: the status code before the endpoint's own body (cut to `max`
+ * in a table, whole in a block otherwise); the health view's own words ("HTTP 500, empty
+ * body", "no response: …") as they are.
+ */
+function lastError(health: WebhookRowView['health'], max?: number): Html | string {
+  const { last_error: text, last_failure_response_code: code } = health;
+  if (text === null) return '—';
+  if (!code || text === emptyBodyText(code)) return text;
+  return html`<span class="code">${code}</span> ${max ? errorText(text, max) : html`<pre>${text}</pre>`}`;
 }
 
 /** The form's first guess: when the current run of failures began, else a day ago (UTC, as datetime-local takes it). */

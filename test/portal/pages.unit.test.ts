@@ -46,4 +46,18 @@ describe('portal rendering', () => {
     expect(page).toContain('value="X-Key"');
     expect(page).toContain('placeholder="unchanged"');
   });
+
+  it('shows the last error as the health view says it, with the status code before an endpoint\'s own body only', () => {
+    const hook: WebhookRowView = {
+      id: 'hook_1', url: 'https://x.example/h', created_at: '2030-01-01T00:00:00Z', disabled_at: null, headerNames: [], eventTypes: null,
+      health: { status: 'failing', consecutive_failures: 1, failing_since: null, last_success_at: null, last_error: null, last_failure_response_code: null, last_24h: { attempts: 1, succeeded: 0, failed: 1 } },
+    };
+    const lastError = (code: number, text: string) => {
+      const page = webhookPage({ mode: 'test', csrf: 'c' }, { ...hook, health: { ...hook.health, last_failure_response_code: code, last_error: text } }, { recent: [], hours: [] });
+      return /<dt>Last error<\/dt><dd>(.*?)<\/dd>/s.exec(page)![1];
+    };
+    expect(lastError(500, 'HTTP 500, empty body')).toBe('HTTP 500, empty body');
+    expect(lastError(0, 'no response: connection refused')).toBe('no response: connection refused');
+    expect(lastError(503, 'down for maintenance')).toBe('<span class="code">503</span> <pre>down for maintenance</pre>');
+  });
 });
