@@ -4,7 +4,8 @@ import { ownedBy, type Principal } from '../account/principal';
 import { isoSeconds } from '../format';
 import { redactUrl } from '../webhooks/url';
 import type { DeliveryState, EventStatus } from './tables';
-import { lockEventOnly, refreshEventStatus } from './status';
+import { eventStatusOf, lockEventOnly, refreshEventStatus } from './status';
+import { notDeleted } from '../db/soft-delete';
 import { type NewPayload, payloadRows } from './payloads';
 import { countFailures, type FailureRun, failureRun } from '../webhooks/health';
 
@@ -171,6 +172,56 @@ export function attemptRecorder(db: Db, eventId: string, expected: number) {
       return { status, failureRuns };
     },
   };
+}
+
+/** Events whose deliveries to a disabled webhook give up per transaction (each one's row is locked in it). */
+const GIVE_UP_BATCH = 500;
+
+/**
+ * A webhook was disabled (410 Gone, or its failures sustained: activities/health.ts): its
+ * deliveries still pending can no longer be delivered, so they give up now (`failed`) and
+ * their events move to their final status at once, not when each one's next retry would
+ * have come due — `GET /v2/events?status=failed` finds them then. In batches, each event
+ * locked as an attempt being recorded locks it (status.ts), so a concurrent record waits
+ * its turn; nothing moves them back (FORWARD_STATE keeps `failed` against a late failed
+ * attempt, and the runs that wait for their retries stop at them: activities/deliver.ts),
+ * until a replay or recovery. A webhook enabled again meanwhile is left alone. Returns the
+ * number of events that became `failed`.
+ */
+export async function giveUpDeliveriesTo(db: Db, webhookId: string): Promise<number> {
+  const stillOff = sql<boolean>`exists (select 1 from webhooks w where w.id = ${webhookId} and (w.disabled_at is not null or not ${notDeleted('w')}))`;
+  let failed = 0;
+  for (;;) {
+    const batch = await db.transaction().execute(async (trx) => {
+      const locked = await trx
+        .selectFrom('events')
+        .select('id')
+        .where('id', 'in', (eb) => eb.selectFrom('event_deliveries').select('event_id').where('webhook_id', '=', webhookId).where('state', '=', 'pending'))
+        .where(stillOff)
+        .orderBy('id')
+        .limit(GIVE_UP_BATCH)
+        .forNoKeyUpdate()
+        .execute();
+      const ids = locked.map((e) => e.id);
+      if (ids.length === 0) return { events: 0, failed: 0 };
+      // One statement: its parts see the rows as they were, so the status is derived from
+      // them with this webhook's pending delivery read as given up.
+      const { rows } = await sql<{ id: string; status: EventStatus }>`
+        with given_up as (
+          update event_deliveries set state = 'failed', next_attempt_at = null, updated_at = now()
+          where event_id = any(${ids}::text[]) and webhook_id = ${webhookId} and state = 'pending' and ${stillOff}
+        ), status as (
+          select e.id, ${eventStatusOf(sql`(select case when webhook_id = ${webhookId} and state = 'pending' then 'failed' else state end as state, attempts from event_deliveries where event_id = e.id)`)} as status
+          from events e where e.id = any(${ids}::text[]) and ${stillOff}
+        )
+        update events e set status = s.status, updated_at = now()
+        from status s where e.id = s.id and e.status <> s.status
+        returning e.id, e.status`.execute(trx);
+      return { events: ids.length, failed: rows.filter((r) => r.status === 'failed').length };
+    });
+    failed += batch.failed;
+    if (batch.events < GIVE_UP_BATCH) return failed;
+  }
 }
 
 /** One delivery of an event as its page shows it. */
