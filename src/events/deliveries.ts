@@ -6,7 +6,8 @@ import { redactUrl } from '../webhooks/url';
 import type { DeliveryState, EventStatus } from './tables';
 import { eventStatusOf, lockEventOnly, refreshEventStatus } from './status';
 import { notDeleted } from '../db/soft-delete';
-import { type NewPayload, payloadRows } from './payloads';
+import { acknowledgedSql, type NewPayload, payloadRows } from './payloads';
+import { idTime } from '../ids';
 import { countFailures, type FailureRun, failureRun } from '../webhooks/health';
 
 /**
@@ -230,21 +231,45 @@ export interface DeliveryProgress {
   /** Credentials masked. */
   url: string;
   state: DeliveryState;
-  /** Attempts sent so far. */
+  /** Attempts of its current run (a replay or recovery starts a new one at 0): the next one is number `attempts + 1`. */
   attempts: number;
   /** When the next attempt is planned; null unless a failed attempt left it pending. */
   next_attempt_at: string | null;
+  /** From the attempt log, over every run: the attempts sent, those that failed, and the runs that sent any (the first delivery, then each replay or recovery). */
+  sent: number;
+  failed: number;
+  runs: number;
 }
 
-/** An event's deliveries (one per webhook), scoped by the caller's user and mode. */
+/** An event's deliveries (one per webhook), scoped by the caller's user and mode, with its attempt log's totals. */
 export async function deliveryProgress(db: Executor, who: Principal, eventId: string): Promise<DeliveryProgress[]> {
   const rows = await db
     .selectFrom('event_deliveries as d')
     .innerJoin('events as e', 'e.id', 'd.event_id')
-    .select(['d.webhook_id', 'd.url', 'd.state', 'd.attempts', 'd.next_attempt_at'])
+    // Payloads are partitioned by creation time and made after their event (and its id).
+    .leftJoin(
+      (eb) =>
+        eb
+          .selectFrom('payloads')
+          .select(['webhook_id', sql<number>`count(*)::int`.as('sent'), sql<number>`(count(*) filter (where not ${acknowledgedSql()}))::int`.as('failed'), sql<number>`(count(*) filter (where attempt = 1))::int`.as('runs')])
+          .where('event_id', '=', eventId)
+          .where('created_at', '>=', idTime(eventId))
+          .groupBy('webhook_id')
+          .as('p'),
+      (join) => join.onRef('p.webhook_id', '=', 'd.webhook_id'),
+    )
+    .select(['d.webhook_id', 'd.url', 'd.state', 'd.attempts', 'd.next_attempt_at', 'p.sent', 'p.failed', 'p.runs'])
     .where('d.event_id', '=', eventId)
     .where(ownedBy(who, { table: 'e' }))
     .orderBy('d.webhook_id')
     .execute();
-  return rows.map((r) => ({ ...r, url: redactUrl(r.url), next_attempt_at: r.state === 'pending' && r.next_attempt_at ? isoSeconds(r.next_attempt_at) : null }));
+  return rows.map(({ sent, failed, runs, ...r }) => ({
+    ...r,
+    url: redactUrl(r.url),
+    next_attempt_at: r.state === 'pending' && r.next_attempt_at ? isoSeconds(r.next_attempt_at) : null,
+    sent: sent ?? 0,
+    failed: failed ?? 0,
+    // Payloads from before their number was kept count as one run.
+    runs: Math.max(runs ?? 0, sent ? 1 : 0),
+  }));
 }

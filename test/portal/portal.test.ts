@@ -86,7 +86,7 @@ describe('webhook portal', () => {
     // Out of attempts: the delivery gave up, and no next retry is planned any more.
     expect(await sys.db.selectFrom('event_deliveries').select(['state', 'attempts', 'next_attempt_at']).where('event_id', '=', failing.id).execute())
       .toEqual([{ state: 'failed', attempts: 4, next_attempt_at: null }]);
-    expect(await page.locator('table.deliveries td[data-label="Attempt"]').innerText()).toBe('attempt 4 of 4');
+    expect(await page.locator('table.deliveries td[data-label="Attempts"]').innerText()).toBe('4 attempts, all failed (up to 4)');
     expect(await page.locator('table.deliveries td[data-label="Next retry"]').innerText()).toBe('—');
 
     // The run of failures disables the webhook (tiny thresholds in tests); the portal shows it and re-enables it.
