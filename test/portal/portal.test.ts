@@ -78,7 +78,7 @@ describe('webhook portal', () => {
     receiver.answer((_d, _i, res) => res.writeHead(500, { 'content-type': 'text/plain' }).end('database on fire'));
     const failing = await publish(sys, acct.user.id, 'test');
     await page.goto(page.url().replace(/evt_[0-9a-f]{32}/, failing.id));
-    await untilShown(page, /failed/, 'the event to fail');
+    await untilShown(page, 'gave up', 'the event to fail');
     const attempts = page.locator('article.attempt');
     expect(await attempts.count()).toBe(4); // the test schedule: 1 + 3 retries
     expect(await attempts.first().innerText()).toContain('database on fire');
