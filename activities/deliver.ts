@@ -105,6 +105,8 @@ export function createDeliveryActivities(deps: DeliveryDeps) {
       if (!delivery) outcomes.push({ webhookId, outcome: 'stopped', reason: 'no delivery for this webhook' });
       // Already acknowledged (a retried activity, or a duplicate run): never deliver twice.
       else if (delivery.state === 'completed') outcomes.push({ webhookId, outcome: 'delivered' });
+      // Given up (its webhook was disabled meanwhile: events/deliveries.ts): a replay or recovery makes it pending again.
+      else if (delivery.state === 'failed') outcomes.push({ webhookId, outcome: 'stopped', reason: 'delivery given up' });
       else toSend.push(delivery);
     }
     const recorder = attemptRecorder(db, input.eventId, toSend.length);

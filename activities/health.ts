@@ -3,7 +3,9 @@ import type { Db } from '../src/db/database';
 import type { HealthSignals, TargetOutcome } from '../src/engine/contract';
 import { deliveryMetrics } from '../src/metrics/delivery';
 import { hasPrefix } from '../src/ids';
+import { giveUpDeliveriesTo } from '../src/events/deliveries';
 import { log } from '../src/log';
+import { errorText } from '../src/errors/error-text';
 import { policyView } from '../src/webhooks/health-view';
 import type { DisablePolicy } from '../src/webhooks/tables';
 import { type FailureRun, type HealthDecision, recordFailure } from '../src/webhooks/health';
@@ -52,7 +54,7 @@ export function healthFollowUp({ config, db, health }: HealthDeps) {
     } else if (outcome.outcome === 'stopped' && outcome.gone) {
       if (await disableGoneWebhookReported(db, webhookId, new Date())) {
         deliveryMetrics.webhookDisabled('gone');
-        log.info('webhook disabled', { webhook_id: webhookId, reason: 'endpoint_gone' });
+        log.info('webhook disabled', { webhook_id: webhookId, reason: 'endpoint_gone', events_failed: await giveUp(db, webhookId) });
       }
     }
   };
@@ -85,9 +87,25 @@ export function createHealthActivities({ config, db }: { config: Config; db: Db 
     const decision = await disableIfSustainedReported(db, webhookId, new Date(since), policy, new Date());
     if (decision.verdict === 'disabled') {
       deliveryMetrics.webhookDisabled('failing');
-      log.info('webhook disabled', { webhook_id: webhookId, reason: 'sustained_failures', policy: policyView(policy) });
+      log.info('webhook disabled', { webhook_id: webhookId, reason: 'sustained_failures', policy: policyView(policy), events_failed: await giveUp(db, webhookId) });
     }
     return decision;
   }
   return { decideHealth };
+}
+
+/**
+ * Its deliveries still pending give up now, their events final at once (events/deliveries.ts);
+ * returns how many events that failed. Should it fail, each is given up by its own run's
+ * next attempt, as the disable is done: logged, not retried.
+ */
+async function giveUp(db: Db, webhookId: string): Promise<number> {
+  try {
+    const failed = await giveUpDeliveriesTo(db, webhookId);
+    deliveryMetrics.eventFinished('failed', failed);
+    return failed;
+  } catch (err) {
+    log.warn('could not give up the deliveries of a disabled webhook; their next attempts will', { webhook_id: webhookId, error: errorText(err) });
+    return 0;
+  }
 }

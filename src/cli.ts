@@ -22,7 +22,7 @@ const USAGE = `usage: shiphook <command>
   keys      print the seeded user's keys as shell variables: eval "$(npx shiphook keys)"
   provision fetch the tools the project runs but does not ship (the temporal CLI), if missing
   temporal ARGS…  that temporal CLI, at TEMPORAL_ADDRESS or \`npm start\`'s dev server, e.g.
-            npx shiphook temporal workflow list --query "ShiphookEventStatus='failed'"
+            npx shiphook temporal workflow list --query "ExecutionStatus='Running' AND ShiphookEventStatus='failed'"
 `;
 
 const [command, ...args] = process.argv.slice(2);

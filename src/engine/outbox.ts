@@ -15,6 +15,8 @@ import { endReplays } from './replay-end';
 import { isPermanentStartFailure } from './start-failures';
 import { errorText } from '../errors/error-text';
 import { urlsAttribute } from './urls-attribute';
+import { idTime } from '../ids';
+import { replayedBy, terminateReplacedRun } from './replaced-run';
 
 /**
  * The outbox: a published event is committed with its delivery rows and waits in
@@ -153,7 +155,8 @@ export function startDispatcher(opts: DispatcherOptions): { stop(): Promise<void
  * Starts the delivery workflow of a committed event (workflow id = event id).
  * Starting is idempotent: a running workflow of that id is reused, and a new run
  * after a finished one only delivers what the database still has pending (never
- * a URL already acknowledged). A replay replaces a running run at once.
+ * a URL already acknowledged). A replay replaces a running run at once (replaced-run.ts
+ * names the replay in the old run's termination).
  * `eager`: the first workflow task comes back in the start response and runs in
  * this process's worker, skipping a round trip through the server's task queue
  * (only when `client` shares its NativeConnection with a running worker).
@@ -165,16 +168,18 @@ export async function startDelivery(client: Client, config: Config, event: Event
     retryDelaysMs: config.retryDelaysMs,
     attemptTimeoutMs: config.attemptTimeoutMs,
     retryTaskQueue: retryTaskQueue(config),
+    retainedUntil: idTime(event.id).getTime() + config.eventRetentionMs,
   };
-  const start = client.workflow.start(deliverEvent, {
+  const replay = Boolean(opts.replay || event.replay_id);
+  const startRun = () => client.workflow.start(deliverEvent, {
     taskQueue: config.taskQueue,
     workflowId: deliveryWorkflowId(event.id),
     args: [input],
     workflowIdReusePolicy: 'ALLOW_DUPLICATE',
     // A replay (one event's, or a broad one the dispatcher carries out) replaces a run still going.
-    workflowIdConflictPolicy: opts.replay || event.replay_id ? 'TERMINATE_EXISTING' : 'USE_EXISTING',
+    workflowIdConflictPolicy: replay ? 'TERMINATE_EXISTING' : 'USE_EXISTING',
     requestEagerStart: opts.eager ?? false,
-    staticSummary: `${event.description} for ${event.user_id} (${event.mode})${opts.replay || event.replay_id ? ' — replay' : ''}`,
+    staticSummary: `${event.description} for ${event.user_id} (${event.mode})${replay ? ' — replay' : ''}`,
     typedSearchAttributes: [
       { key: EventIdAttr, value: event.id },
       { key: EventTypeAttr, value: event.description },
@@ -186,6 +191,8 @@ export async function startDelivery(client: Client, config: Config, event: Event
       ...(event.object_id && OBJECT_REFERENCE.test(event.object_id) ? [{ key: ObjectIdAttr, value: event.object_id }] : []),
     ],
   });
+  // A replay first ends the open run with a reason that names it (replaced-run.ts).
+  const start = replay ? terminateReplacedRun(client, event.id, replayedBy(event.id, event.replay_id)).then(startRun) : startRun();
   const handle = await withTimeout(start, START_TIMEOUT_MS);
   return { eager: handle.eagerlyStarted };
 }

@@ -70,9 +70,11 @@ export async function replayEvent(db: Db, deps: TemporalDeps, eventId: string, o
     // A replay also clears a dispatch incident (outbox.ts): the operator fixed its cause.
     // Claimed by this replay (a lease, as a dispatcher claims) so no dispatcher starts a
     // second run beside the one started below, which could deliver the same URL twice.
+    // Marked as a replay (the event's own id, unless a broad replay's mark is on it): if
+    // the start below fails, the dispatcher's start still replaces the open run.
     const claimed = await trx
       .updateTable('events')
-      .set({ dispatched_at: null, dispatch_failed_at: null, dispatch_error: null, dispatch_lease_until: sql<Date>`now() + ${LEASE_MS} * interval '1 millisecond'` })
+      .set({ dispatched_at: null, dispatch_failed_at: null, dispatch_error: null, dispatch_lease_until: sql<Date>`now() + ${LEASE_MS} * interval '1 millisecond'`, replay_id: sql<string>`coalesce(replay_id, ${event.id})` })
       .where('id', '=', event.id)
       .returningAll()
       .returning(objectIdOf.as('object_id'))

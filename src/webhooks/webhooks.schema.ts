@@ -153,7 +153,7 @@ export const WebhookHealth = z
     last_success_at: z.string().nullable().openapi({ format: 'date-time' }),
     last_failure_at: z.string().nullable().openapi({ format: 'date-time' }),
     last_failure_response_code: z.number().int().nullable().openapi({ description: '0: no response (timeout, connection error, refused address).' }),
-    last_error: z.string().nullable().openapi({ description: 'The start of the last failed attempt\'s response body (or shiphook\'s reason).' }),
+    last_error: z.string().nullable().openapi({ description: 'What the last failed attempt got: the start of its response body; `HTTP 500, empty body` for an answer without one; `no response: <reason>` (a timeout, a refused connection) when none came.', example: 'HTTP 500, empty body' }),
     last_24h: z.strictObject({ attempts: z.number().int(), succeeded: z.number().int(), failed: z.number().int() }),
   })
   .openapi('WebhookHealth');
