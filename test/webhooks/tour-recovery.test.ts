@@ -2,7 +2,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, createAccount } from '../support/http';
 import { eventually, startReceiver, status } from '../support/receiver';
 import { startSystem, type TestSystem } from '../support/system';
-import { TEST_ENV } from '../support/test-config';
 
 /**
  * The README tour's step 7, request for request against the suite's server, and what its
@@ -33,18 +32,14 @@ describe("the tour's recovery step", () => {
       return h.disabled_reason ? h : undefined;
     }, 10_000, 'the webhook to be disabled');
     expect(health.disabled_reason).toBe('endpoint_gone');
-    // `date -u +%Y-%m-%dT%H:%M:%SZ`, then `sleep 1`.
+    // `date -u +%Y-%m-%dT%H:%M:%SZ`.
+    // (Cut to the second: every event published from here on is at or after it.)
     const since = new Date(Math.floor(Date.now() / 1000) * 1000).toISOString().replace('.000Z', 'Z');
-    await new Promise((r) => setTimeout(r, 1000));
 
-    // Three events published with the operator API (the seeded user's id from GET /v2/users with the production key).
-    const me = (await call(sys, 'GET', '/users', { key: acct.prodKey })).body.id as string;
+    // Three events, as `npx shiphook trigger tracker.updated` publishes them.
     const published: string[] = [];
-    for (const i of [1, 2, 3]) {
-      const res = await call(sys, 'POST', '/admin/v1/events', {
-        headers: { authorization: `Bearer ${TEST_ENV.SHIPHOOK_ADMIN_TOKEN}` },
-        body: { user_id: me, mode: 'test', description: 'tracker.updated', result: { object: 'Tracker', id: `trk_${i}` } },
-      });
+    for (const _ of [1, 2, 3]) {
+      const res = await call(sys, 'POST', '/events/trigger', { key, body: { description: 'tracker.updated' } });
       expect(res.status).toBe(201);
       published.push(res.body.id);
     }
