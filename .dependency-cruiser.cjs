@@ -15,7 +15,9 @@
  * - rate limits and ordering of deliveries: the engine wing (src/engine/);
  * - operational webhooks: their own resource folder (src/operational-webhooks/, added to RESOURCES);
  * - the `listen` stream: an operation declared beside the API's others, served by src/api/;
- * - the CLI: src/cli/.
+ * - the CLI: src/cli/;
+ * - tracing: the SDK and shiphook's own spans in src/telemetry/ (foundation: every layer
+ *   makes spans), Temporal's interceptors in the engine (the worker's in its own modules).
  */
 const RESOURCES = '(account|webhooks|events|end-shippers|shipments|portal-sessions|idempotency)';
 const RESOURCE = `^src/${RESOURCES}/`;
@@ -32,11 +34,11 @@ const LAYERS = {
   activities: '^activities/',
   resources: RESOURCE,
   /** Modules every layer may use (the operation kit and the page query included): they import nothing of shiphook above them. */
-  foundation: '^src/((db|errors|outbound|metrics)/|(config|log|ids|format|version|schema|health|net|operation|pagination)[.]ts$)',
+  foundation: '^src/((db|errors|outbound|metrics|telemetry)/|(config|log|ids|format|version|schema|health|net|operation|pagination)[.]ts$)',
 };
 const { top: TOP, foundation: FOUNDATION } = LAYERS;
 /** The worker's own modules: the only ones that load the SDK's worker (native core, bundler). */
-const WORKER = '^src/engine/(worker|bundle|runtime|activity-log-ids)[.]ts$';
+const WORKER = '^src/engine/(worker|bundle|runtime|activity-log-ids|worker-tracing)[.]ts$';
 
 /** A package's modules, however it resolves (its own types or @types/…). */
 const pkg = (name) => `^node_modules/(@types/)?${name}/`;
