@@ -26,6 +26,8 @@ export interface EventsTable {
   dispatch_error: ColumnType<string | null, string | null | undefined, string | null>;
   /** The broad replay (replays.id) that last asked for this event to be started again. */
   replay_id: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The trace it was published in (W3C `traceparent`; null without tracing): its dispatch continues it (src/engine/tracing.ts). */
+  traceparent: ColumnType<string | null, string | null | undefined, never>;
 }
 
 export interface ReplaysTable {
