@@ -11,7 +11,8 @@ const USAGE = `usage: shiphook <command>
             (password: first line of stdin with --password-stdin, or SHIPHOOK_NEW_USER_PASSWORD; never argv)
   admin retention --now   run the retention schedule at once; prints what it removed
   events replay [--status S] [--user-id U] [--webhook-id H] [--since T] [--until T]
-  bundle-workflows FILE   write the workers' workflow bundle (then set SHIPHOOK_WORKFLOW_BUNDLE=FILE)
+  bundle-workflows FILE [--traced]   write the workers' workflow bundle (then set SHIPHOOK_WORKFLOW_BUNDLE=FILE);
+            --traced: the one of workers that export traces, which they find beside FILE as FILE.traced.js
   keys      print the seeded user's keys as shell variables: eval "$(npx shiphook keys)"
   provision fetch the tools the project runs but does not ship (the temporal CLI), if missing
   temporal ARGS…  that temporal CLI, at TEMPORAL_ADDRESS or \`npm start\`'s dev server, e.g.
@@ -41,8 +42,9 @@ const commands: Record<string, () => Promise<void>> = {
   provision: async () => (await import('./cli/provision')).runProvision(config, args),
   temporal: async () => (await import('./cli/temporal')).runTemporal(config, args),
   'bundle-workflows': async () => {
-    if (!args[0]) throw new Error('usage: shiphook bundle-workflows FILE');
-    await (await import('./engine/bundle')).bundleWorkflows(args[0]);
+    const file = args.find((a) => !a.startsWith('--'));
+    if (!file) throw new Error('usage: shiphook bundle-workflows FILE [--traced]');
+    await (await import('./engine/bundle')).bundleWorkflows(file, { traced: args.includes('--traced') });
   },
 };
 
