@@ -16,8 +16,8 @@ export interface OtlpReceiver {
   url: string;
   /** The spans received so far (OTLP/JSON only). */
   spans(): ReceivedSpan[];
-  /** Export requests and spans received (spans: OTLP/JSON only). */
-  counts(): { requests: number; spans: number };
+  /** Export requests, their bytes and the spans received (spans: OTLP/JSON only). */
+  counts(): { requests: number; bytes: number; spans: number };
   close(): Promise<void>;
 }
 
@@ -40,10 +40,12 @@ export async function startOtlpReceiver(opts: { dumpTo?: string; keep?: boolean 
   const keep = opts.keep ?? true;
   const spans: ReceivedSpan[] = [];
   let requests = 0;
+  let bytes = 0;
   let counted = 0;
   const server = createServer(async (req, res) => {
     const body = await bodyOf(req);
     requests++;
+    bytes += body.length;
     if (opts.dumpTo) appendFileSync(opts.dumpTo, `${body.toString('utf8').replace(/\n/g, ' ')}\n`);
     const json = (req.headers['content-type'] ?? '').includes('json');
     if (json && req.url === '/v1/traces') {
@@ -60,7 +62,7 @@ export async function startOtlpReceiver(opts: { dumpTo?: string; keep?: boolean 
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     spans: () => [...spans],
-    counts: () => ({ requests, spans: counted }),
+    counts: () => ({ requests, bytes, spans: counted }),
     close: async () => {
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
