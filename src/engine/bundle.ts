@@ -1,6 +1,5 @@
 import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -24,19 +23,19 @@ const CONTRACT = fileURLToPath(new URL('./contract.ts', import.meta.url));
 const SHARED_MODULES = ['@temporalio/workflow', CONTRACT];
 const CLI = fileURLToPath(new URL('../../bin/shiphook.mjs', import.meta.url));
 /**
- * Temporal's OpenTelemetry interceptors for workflows (spans of each run and of what it
- * schedules), in the bundle of a worker that exports traces only: a bundle without them
- * costs nothing of them (src/telemetry/sdk.ts).
+ * What a worker that exports traces adds to its workflows: the trace of a delivery's start
+ * handed on to its activities (workflows/trace-context.ts). A bundle without it costs
+ * nothing of tracing (src/telemetry/sdk.ts).
  */
-const TRACING_INTERCEPTORS = createRequire(import.meta.url).resolve('@temporalio/interceptors-opentelemetry/lib/workflow-interceptors');
+const TRACE_CONTEXT = fileURLToPath(new URL('../../workflows/trace-context.ts', import.meta.url));
 
-/** Bundles workflows/ for the Temporal worker's sandbox (webpack) into `outPath`; `traced`: with the tracing interceptors. */
+/** Bundles workflows/ for the Temporal worker's sandbox (webpack) into `outPath`; `traced`: handing a delivery's trace on to its activities. */
 export async function bundleWorkflows(outPath: string, opts: { traced?: boolean } = {}): Promise<void> {
   // webpack's report is INFO: only warnings and errors reach the log, as JSON lines.
   const { code } = await bundleWorkflowCode({
     workflowsPath: WORKFLOWS,
     preloadModules: SHARED_MODULES,
-    workflowInterceptorModules: opts.traced ? [TRACING_INTERCEPTORS] : [],
+    workflowInterceptorModules: opts.traced ? [TRACE_CONTEXT] : [],
     logger: temporalLogger('WARN'),
   });
   writeFileSync(outPath, code);

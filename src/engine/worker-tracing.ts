@@ -1,29 +1,16 @@
-import type { Resource } from '@opentelemetry/resources';
-import type { ActivityInterceptorsFactory, InjectedSinks } from '@temporalio/worker';
-import type { OpenTelemetrySinks } from '@temporalio/interceptors-opentelemetry/lib/workflow';
+import type { ActivityInterceptorsFactory } from '@temporalio/worker';
 import { tracingStarted } from '../telemetry/sdk';
 
 /**
- * A worker's part of a trace, with Temporal's own OpenTelemetry interceptors: each
- * activity runs in a span that continues the trace its workflow scheduled it in (the
- * POSTs inside it are its children: src/outbound/http-client.ts), and the spans of
- * workflow runs, made in the sandbox by the interceptors the traced bundle carries
- * (bundle.ts), leave through a sink to this process's SDK. None without tracing.
+ * A worker's part of a trace, with Temporal's OpenTelemetry activity interceptors: each
+ * activity runs in a span that continues the trace its workflow's start carried (handed
+ * on by the traced bundle's workflows/trace-context.ts), and the POSTs inside it are its
+ * children (src/outbound/http-client.ts). None without tracing.
  */
-export interface WorkerTracing {
-  activity: ActivityInterceptorsFactory[];
-  sinks: InjectedSinks<OpenTelemetrySinks>;
-}
-
-export async function workerTracing(): Promise<WorkerTracing | undefined> {
-  const tracing = tracingStarted();
-  if (!tracing) return undefined;
+export async function activityTracing(): Promise<ActivityInterceptorsFactory[] | undefined> {
+  if (!tracingStarted()) return undefined;
   const otel = await import('@temporalio/interceptors-opentelemetry/lib/worker');
-  return {
-    activity: [(ctx) => ({ inbound: new otel.OpenTelemetryActivityInboundInterceptor(ctx), outbound: new otel.OpenTelemetryActivityOutboundInterceptor(ctx) })],
-    // The workflow's spans end in the same processor (batching, the exporter) as the process's own.
-    sinks: { exporter: otel.makeWorkflowExporter(tracing.spanProcessor, tracing.resource as Resource) },
-  };
+  return [(ctx) => ({ inbound: new otel.OpenTelemetryActivityInboundInterceptor(ctx), outbound: new otel.OpenTelemetryActivityOutboundInterceptor(ctx) })];
 }
 
 /**

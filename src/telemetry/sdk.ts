@@ -1,6 +1,4 @@
-import { diag, type DiagLogger, DiagLogLevel, type ProxyTracerProvider, type TextMapPropagator, trace } from '@opentelemetry/api';
-import type { IResource } from '@opentelemetry/resources';
-import type { BasicTracerProvider, SpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { diag, type DiagLogger, DiagLogLevel, type TextMapPropagator } from '@opentelemetry/api';
 import { log } from '../log';
 import { VERSION } from '../version';
 
@@ -14,13 +12,9 @@ import { VERSION } from '../version';
  * OTEL_EXPORTER_OTLP_PROTOCOL (http/protobuf, http/json or grpc), OTEL_EXPORTER_OTLP_HEADERS,
  * OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES, OTEL_TRACES_SAMPLER and its argument, the
  * batch processor's OTEL_BSP_*. Shiphook adds no auto-instrumentation: the spans are the
- * engine's own (src/telemetry/spans.ts) and Temporal's interceptors'.
+ * engine's own (src/telemetry/spans.ts) and Temporal's client and activity interceptors'.
  */
 export interface Tracing {
-  /** Where finished spans go; the workflow sandbox's spans are handed to it too (src/engine/worker-tracing.ts). */
-  spanProcessor: SpanProcessor;
-  /** This process as the spans name it (service.name, host, process). */
-  resource: IResource;
   /** W3C Trace Context, the form a trace's context is stored in (stored-context.ts), whatever OTEL_PROPAGATORS says. */
   w3c: TextMapPropagator;
   /** Sends what is still buffered; at exit. */
@@ -42,23 +36,16 @@ export async function startTracing(serviceName: string): Promise<Tracing> {
   diag.setLogger(diagToLog, DiagLogLevel.WARN);
   // The SDK's default, said here so that it does not warn at every start that it chose it.
   process.env.OTEL_TRACES_EXPORTER ||= 'otlp';
-  const [{ NodeSDK }, { Resource }, { W3CTraceContextPropagator }] = await Promise.all([
-    import('@opentelemetry/sdk-node'),
-    import('@opentelemetry/resources'),
-    import('@opentelemetry/core'),
-  ]);
+  const { NodeSDK, core, resources } = await import('@opentelemetry/sdk-node');
   const sdk = new NodeSDK({
     ...(process.env.OTEL_SERVICE_NAME ? {} : { serviceName }),
-    resource: new Resource({ 'service.version': VERSION }),
+    resource: new resources.Resource({ 'service.version': VERSION }),
     // Traces only: shiphook's logs are JSON lines, its metrics Prometheus'.
     logRecordProcessors: [],
   });
   sdk.start();
-  const provider = (trace.getTracerProvider() as ProxyTracerProvider).getDelegate() as BasicTracerProvider;
   started = {
-    spanProcessor: provider.getActiveSpanProcessor(),
-    resource: provider.resource,
-    w3c: new W3CTraceContextPropagator(),
+    w3c: new core.W3CTraceContextPropagator(),
     shutdown: () => sdk.shutdown().catch((err: unknown) => log.warn('could not send the last spans', { error: String(err) })),
   };
   log.info('exporting traces', { service: process.env.OTEL_SERVICE_NAME || serviceName, protocol: process.env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL || process.env.OTEL_EXPORTER_OTLP_PROTOCOL || 'http/protobuf' });

@@ -1,5 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { TRACE_HEADER as TEMPORAL_TRACE_HEADER } from '@temporalio/interceptors-opentelemetry/lib/instrumentation';
+import { TRACE_HEADER } from '../../workflows/trace-context';
 import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from '../../src/launcher/otlp-receiver';
 import { eventStatus, publish, webhook } from '../support/events';
 import { type Account, call, createAccount } from '../support/http';
@@ -68,7 +70,7 @@ describe('traces (OpenTelemetry)', () => {
   it("one event's spans form one trace across the api and worker processes: request, publish, dispatch, workflow, attempt", async () => {
     const event = await publish(api.sys, acct.user.id, 'test');
     await eventStatus(api.sys, acct.testKey, event.id, 'completed');
-    const names = ['POST /admin/v1/events', 'publish events', 'dispatch event', 'StartWorkflow:deliverEvent', 'RunWorkflow:deliverEvent', 'StartActivity:attemptDeliveries', 'RunActivity:attemptDeliveries', 'POST webhook'];
+    const names = ['POST /admin/v1/events', 'publish events', 'dispatch event', 'StartWorkflow:deliverEvent', 'RunActivity:attemptDeliveries', 'POST webhook'];
     const trace = await traceWith(`the trace of ${event.id}`, (s) => s.name === 'POST webhook' && ofEvent(event.id)(s), names);
 
     // Connected: one root, the API request; every other span's parent is in the trace.
@@ -77,12 +79,15 @@ describe('traces (OpenTelemetry)', () => {
     // Each step is the child of the one before, the first two in the api, the rest in the worker.
     const chain = names.map((n) => one(trace, n));
     chain.slice(1).forEach((span, i) => expect(span.parentSpanId, `${span.name} under ${chain[i]!.name}`).toBe(chain[i]!.spanId));
-    expect(chain.map((s) => s.service)).toEqual([...Array(2).fill('shiphook-api'), ...Array(6).fill('shiphook-worker')]);
+    expect(chain.map((s) => s.service)).toEqual([...Array(2).fill('shiphook-api'), ...Array(4).fill('shiphook-worker')]);
 
-    const [request, published, dispatch] = chain;
+    const [request, published, dispatch, start, attempts] = chain;
     expect(request!.attributes).toMatchObject({ 'http.request.method': 'POST', 'http.route': '/admin/v1/events', 'http.response.status_code': 201 });
     expect(published!.attributes).toMatchObject({ 'shiphook.event.id': event.id, 'shiphook.event.count': 1, 'shiphook.event.type': 'tracker.updated' });
     expect(dispatch!.attributes).toMatchObject({ 'shiphook.event.id': event.id, 'shiphook.event.type': 'tracker.updated', 'shiphook.user.id': acct.user.id, 'shiphook.mode': 'test', 'shiphook.deliveries': 1, 'shiphook.replay': false });
+    // The workflow (id = event id), and attempt 1: its activity, which the workflow's start handed the trace to.
+    expect(start!.attributes).toMatchObject({ temporalWorkflowId: event.id });
+    expect(attempts!.attributes).toMatchObject({ temporalWorkflowId: event.id, run_id: start!.attributes.run_id });
     const post = chain.at(-1)!;
     const [delivered] = hooks.deliveries.filter((d) => d.json?.id === event.id);
     const { port } = new URL(hooks.url);
@@ -117,7 +122,7 @@ describe('traces (OpenTelemetry)', () => {
     const recovery = await call(api.sys, 'POST', `/webhooks/${hook.id}/recover`, { key: acct.testKey, body: { since } });
     expect(recovery.status).toBe(202);
     await eventStatus(api.sys, acct.testKey, event.id, 'completed', 30_000);
-    const recovered = await traceWith(`the recovery of ${event.id}`, (s) => s.name === 'dispatch event' && ofEvent(event.id)(s) && s.traceId !== published.traceId, ['dispatch event', 'RunWorkflow:deliverEvent', 'POST webhook']);
+    const recovered = await traceWith(`the recovery of ${event.id}`, (s) => s.name === 'dispatch event' && ofEvent(event.id)(s) && s.traceId !== published.traceId, ['dispatch event', 'StartWorkflow:deliverEvent', 'POST webhook']);
     const redispatch = one(recovered, 'dispatch event');
     expect(redispatch.parentSpanId).toBeUndefined();
     expect(redispatch.attributes).toMatchObject({ 'shiphook.replay': true, 'shiphook.replay.id': recovery.body.id });
@@ -127,11 +132,15 @@ describe('traces (OpenTelemetry)', () => {
     // A replay, started by the request that asks for it: in that request's trace, linked to the event's.
     const replay = await call(api.sys, 'POST', `/events/${event.id}/replay`, { key: acct.testKey, body: { all: true } });
     expect(replay.status).toBe(200);
-    const replayed = await traceWith(`the replay of ${event.id}`, (s) => s.name === 'POST /v2/events/:id/replay', ['dispatch event', 'RunWorkflow:deliverEvent', 'POST webhook']);
+    const replayed = await traceWith(`the replay of ${event.id}`, (s) => s.name === 'POST /v2/events/:id/replay', ['dispatch event', 'StartWorkflow:deliverEvent', 'POST webhook']);
     const request = one(replayed, 'POST /v2/events/:id/replay');
     const started = one(replayed, 'dispatch event');
     expect(started.parentSpanId).toBe(request.spanId);
     expect(started.links).toEqual([{ traceId: published.traceId, spanId: published.spanId, attributes: { 'shiphook.link': 'published' } }]);
+  });
+
+  it("a delivery's workflow hands on the header Temporal's interceptors carry the trace in", () => {
+    expect(TRACE_HEADER).toBe(TEMPORAL_TRACE_HEADER);
   });
 
   it('no span carries a secret: API keys, the webhook secret, URL credentials and query, custom header values', async () => {
