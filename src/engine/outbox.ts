@@ -167,8 +167,8 @@ export async function startDelivery(client: Client, config: Config, event: Event
     attemptTimeoutMs: config.attemptTimeoutMs,
     retryTaskQueue: retryTaskQueue(config),
   };
-  const replay = opts.replay || !!event.replay_id;
-  const start = inDispatchSpan(event, { replay, targets: targets.length, eager: opts.eager ?? false }, () => client.workflow.start(deliverEvent, {
+  const replay = Boolean(opts.replay || event.replay_id);
+  const startRun = () => client.workflow.start(deliverEvent, {
     taskQueue: config.taskQueue,
     workflowId: deliveryWorkflowId(event.id),
     args: [input],
@@ -187,8 +187,9 @@ export async function startDelivery(client: Client, config: Config, event: Event
       // Only an id GET /v2/events?object_id= could be asked for: none rather than one Temporal may refuse.
       ...(event.object_id && OBJECT_REFERENCE.test(event.object_id) ? [{ key: ObjectIdAttr, value: event.object_id }] : []),
     ],
-  }));
-  const handle = await withTimeout(start, START_TIMEOUT_MS);
+  });
+  // In the event's trace: its dispatch span is the parent of the start's (tracing.ts).
+  const handle = await inDispatchSpan(event, { replay, targets: targets.length, eager: opts.eager ?? false }, () => withTimeout(startRun(), START_TIMEOUT_MS));
   return { eager: handle.eagerlyStarted };
 }
 

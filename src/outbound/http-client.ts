@@ -72,44 +72,46 @@ export function createHttpClient(options: HttpClientOptions) {
   };
   const agent = new Agent({ connect: pinnedConnect, keepAliveTimeout: 30_000, connections: 64, pipelining: 1 });
 
-  /** The POST itself, timed and bounded; every failure is a result (status 0), never an exception. */
-  async function send(url: string, headers: Record<string, string>, body: string): Promise<SendResult> {
-    const started = performance.now();
-    const elapsed = () => Math.round(performance.now() - started);
-    try {
-      if (!options.allowHttp && !url.startsWith('https:')) throw new OutboundError('HTTP_REFUSED');
-      const res = await request(url, {
-        method: 'POST',
-        headers,
-        body,
-        dispatcher: agent,
-        signal: AbortSignal.timeout(options.timeoutMs),
-        headersTimeout: options.timeoutMs,
-        bodyTimeout: options.timeoutMs,
-      });
-      const chunks: Buffer[] = [];
-      let size = 0;
-      for await (const chunk of res.body) {
-        const buf = chunk as Buffer;
-        chunks.push(buf);
-        size += buf.length;
-        if (size >= MAX_RESPONSE_READ) {
-          res.body.destroy();
-          break;
+  const wire = {
+    /** The POST itself, timed and bounded; every failure is a result (status 0), never an exception. */
+    async post(url: string, headers: Record<string, string>, body: string): Promise<SendResult> {
+      const started = performance.now();
+      const elapsed = () => Math.round(performance.now() - started);
+      try {
+        if (!options.allowHttp && !url.startsWith('https:')) throw new OutboundError('HTTP_REFUSED');
+        const res = await request(url, {
+          method: 'POST',
+          headers,
+          body,
+          dispatcher: agent,
+          signal: AbortSignal.timeout(options.timeoutMs),
+          headersTimeout: options.timeoutMs,
+          bodyTimeout: options.timeoutMs,
+        });
+        const chunks: Buffer[] = [];
+        let size = 0;
+        for await (const chunk of res.body) {
+          const buf = chunk as Buffer;
+          chunks.push(buf);
+          size += buf.length;
+          if (size >= MAX_RESPONSE_READ) {
+            res.body.destroy();
+            break;
+          }
         }
+        return {
+          status: res.statusCode,
+          headers: flattenHeaders(res.headers),
+          body: Buffer.concat(chunks).subarray(0, MAX_RESPONSE_READ).toString('utf8'),
+          totalTimeMs: elapsed(),
+        };
+      } catch (err) {
+        const reason = reasonOf(err);
+        const error = reason === 'TIMEOUT' ? `timed out after ${options.timeoutMs} ms` : reasonText(reason);
+        return { status: 0, headers: {}, body: '', totalTimeMs: elapsed(), error, reason };
       }
-      return {
-        status: res.statusCode,
-        headers: flattenHeaders(res.headers),
-        body: Buffer.concat(chunks).subarray(0, MAX_RESPONSE_READ).toString('utf8'),
-        totalTimeMs: elapsed(),
-      };
-    } catch (err) {
-      const reason = reasonOf(err);
-      const error = reason === 'TIMEOUT' ? `timed out after ${options.timeoutMs} ms` : reasonText(reason);
-      return { status: 0, headers: {}, body: '', totalTimeMs: elapsed(), error, reason };
-    }
-  }
+    },
+  };
 
   return {
     /** A POST to `url`; with tracing, in a client span described by `traced` (called only then). */
@@ -119,7 +121,7 @@ export function createHttpClient(options: HttpClientOptions) {
         return { kind: SpanKind.CLIENT, attributes: { 'http.request.method': 'POST', ...(t ? { 'url.full': t.url, ...t.attributes } : {}) } };
       };
       return inSpan('POST webhook', described, async (span) => {
-        const result = await send(url, headers, body);
+        const result = await wire.post(url, headers, body);
         if (span) describeAnswer(span, result);
         return result;
       });
