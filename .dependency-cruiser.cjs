@@ -15,9 +15,7 @@
  * - rate limits and ordering of deliveries: the engine wing (src/engine/);
  * - operational webhooks: their own resource folder (src/operational-webhooks/, added to RESOURCES);
  * - the `listen` stream: an operation declared beside the API's others, served by src/api/;
- * - the CLI: src/cli/;
- * - tracing: the SDK and shiphook's own spans in src/telemetry/ (foundation: every layer
- *   makes spans), Temporal's interceptors in the engine (the worker's in its own modules).
+ * - the CLI: src/cli/.
  */
 const RESOURCES = '(account|webhooks|events|end-shippers|shipments|portal-sessions|idempotency)';
 const RESOURCE = `^src/${RESOURCES}/`;
@@ -33,7 +31,7 @@ const LAYERS = {
   workflows: '^workflows/',
   activities: '^activities/',
   resources: RESOURCE,
-  /** Modules every layer may use (the operation kit and the page query included): they import nothing of shiphook above them. */
+  /** Modules every layer may use (the operation kit, the page query and telemetry, whose spans every layer makes, included): they import nothing of shiphook above them. */
   foundation: '^src/((db|errors|outbound|metrics|telemetry)/|(config|log|ids|format|version|schema|health|net|operation|pagination)[.]ts$)',
 };
 const { top: TOP, foundation: FOUNDATION } = LAYERS;

@@ -11,8 +11,8 @@ const USAGE = `usage: shiphook <command>
             (password: first line of stdin with --password-stdin, or SHIPHOOK_NEW_USER_PASSWORD; never argv)
   admin retention --now   run the retention schedule at once; prints what it removed
   events replay [--status S] [--user-id U] [--webhook-id H] [--since T] [--until T]
-  bundle-workflows FILE [--traced]   write the workers' workflow bundle (then set SHIPHOOK_WORKFLOW_BUNDLE=FILE);
-            --traced: the one of workers that export traces, which they find beside FILE as FILE.traced.js
+  bundle-workflows FILE   write the workers' workflow bundle (then set SHIPHOOK_WORKFLOW_BUNDLE=FILE)
+            with --traced: that of workers that export traces, which find it beside theirs (x.js → x.traced.js)
   keys      print the seeded user's keys as shell variables: eval "$(npx shiphook keys)"
   provision fetch the tools the project runs but does not ship (the temporal CLI), if missing
   temporal ARGS…  that temporal CLI, at TEMPORAL_ADDRESS or \`npm start\`'s dev server, e.g.
