@@ -14,6 +14,7 @@ import { attemptOutcome, deliveryMetrics } from '../src/metrics/delivery';
 import { createHttpClient, type SendResult } from '../src/outbound/http-client';
 import { createListenerTransport, isListenerUrl } from '../src/outbound/listener-transport';
 import type { CustomHeader } from '../src/webhooks/tables';
+import { redactUrl } from '../src/webhooks/url';
 import { healthFollowUp } from './health';
 import { reportExhausted } from '../src/operational-webhooks/delivery-changes';
 
@@ -54,7 +55,8 @@ export function createDeliveryActivities(deps: DeliveryDeps) {
     // The Payload's id is made before the POST, so the request can name the record it will be.
     const payloadId = newId('payload');
     const request = signedRequest({ id: event.id, type: event.description, body, test: event.test }, { ...hook, url: delivery.url }, { sentAt: new Date(), number: attempt, payloadId });
-    const result = await http.post(request.url, request.headers, request.body);
+    const traced = () => ({ url: redactUrl(delivery.url), attributes: { 'shiphook.event.id': event.id, 'shiphook.webhook.id': webhookId, 'shiphook.attempt': attempt, 'shiphook.payload.id': payloadId } });
+    const result = await http.post(request.url, request.headers, request.body, traced);
     const measured = attemptOutcome(result.status, result.error, result.reason === 'ADDRESS_REFUSED' || result.reason === 'HTTP_REFUSED');
     deliveryMetrics.attempt(measured, attempt, result.totalTimeMs / 1000);
     log.debug('delivery attempt', { event_id: event.id, webhook_id: webhookId, attempt, outcome: measured, ms: result.totalTimeMs });

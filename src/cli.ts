@@ -19,6 +19,7 @@ const USAGE = `usage: shiphook <command>
             SHIPHOOK_API_KEY, or \`npm start\`'s test key; each takes --help)
 
   bundle-workflows FILE   write the workers' workflow bundle (then set SHIPHOOK_WORKFLOW_BUNDLE=FILE)
+            with --traced: that of workers that export traces, which find it beside theirs (x.js → x.traced.js)
   keys      print the seeded user's keys as shell variables: eval "$(npx shiphook keys)"
   provision fetch the tools the project runs but does not ship (the temporal CLI), if missing
   temporal ARGS…  that temporal CLI, at TEMPORAL_ADDRESS or \`npm start\`'s dev server, e.g.
@@ -50,8 +51,9 @@ const commands: Record<string, () => Promise<void>> = {
   provision: async () => (await import('./cli/provision')).runProvision(config, args),
   temporal: async () => (await import('./cli/temporal')).runTemporal(config, args),
   'bundle-workflows': async () => {
-    if (!args[0]) throw new Error('usage: shiphook bundle-workflows FILE');
-    await (await import('./engine/bundle')).bundleWorkflows(args[0]);
+    const file = args.find((a) => !a.startsWith('--'));
+    if (!file) throw new Error('usage: shiphook bundle-workflows FILE [--traced]');
+    await (await import('./engine/bundle')).bundleWorkflows(file, { traced: args.includes('--traced') });
   },
 };
 

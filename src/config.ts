@@ -119,6 +119,14 @@ export interface Config {
     httpHost: string;
   };
   logLevel: 'debug' | 'info' | 'warn' | 'error';
+  /**
+   * Export OpenTelemetry traces (docs/operations.md, Traces): on when the standard
+   * variables name an exporter, OTEL_EXPORTER_OTLP_ENDPOINT (or …_TRACES_ENDPOINT) or
+   * OTEL_TRACES_EXPORTER, unless OTEL_SDK_DISABLED=true or OTEL_TRACES_EXPORTER=none.
+   * Off: no SDK started, no interceptor installed, no span made. The SDK reads the rest
+   * (protocol, sampler, service name, headers) from the same variables itself.
+   */
+  tracing: boolean;
 }
 
 export type WorkerRole = 'all' | 'deliveries' | 'retries';
@@ -220,6 +228,7 @@ function readConfig(env: NodeJS.ProcessEnv): Config {
       httpHost: env.SHIPHOOK_WORKER_HTTP_HOST || '127.0.0.1',
     },
     logLevel: (['debug', 'info', 'warn', 'error'] as const).find((l) => l === env.LOG_LEVEL) ?? 'info',
+    tracing: env.OTEL_SDK_DISABLED !== 'true' && env.OTEL_TRACES_EXPORTER !== 'none' && Boolean(env.OTEL_EXPORTER_OTLP_ENDPOINT || env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || env.OTEL_TRACES_EXPORTER),
   };
 }
 

@@ -17,6 +17,7 @@ import { errorText } from '../errors/error-text';
 import { urlsAttribute } from './urls-attribute';
 import { idTime } from '../ids';
 import { replayedBy, terminateReplacedRun } from './replaced-run';
+import { inDispatchSpan } from './tracing';
 
 /**
  * The outbox: a published event is committed with its delivery rows and waits in
@@ -38,7 +39,7 @@ const START_TIMEOUT_MS = 5000;
 export const LEASE_MS = 15_000;
 
 /** `object_id`: the `result.id` the event is about (events.ts: objectIdOf), read with the event. */
-export type EventToStart = Pick<EventRow, 'id' | 'user_id' | 'mode' | 'description' | 'status' | 'replay_id'> & { object_id: string | null };
+export type EventToStart = Pick<EventRow, 'id' | 'user_id' | 'mode' | 'description' | 'status' | 'replay_id' | 'traceparent'> & { object_id: string | null };
 
 export interface DispatcherOptions {
   db: Db;
@@ -191,9 +192,10 @@ export async function startDelivery(client: Client, config: Config, event: Event
       ...(event.object_id && OBJECT_REFERENCE.test(event.object_id) ? [{ key: ObjectIdAttr, value: event.object_id }] : []),
     ],
   });
-  // A replay first ends the open run with a reason that names it (replaced-run.ts).
-  const start = replay ? terminateReplacedRun(client, event.id, replayedBy(event.id, event.replay_id)).then(startRun) : startRun();
-  const handle = await withTimeout(start, START_TIMEOUT_MS);
+  // A replay first ends the open run with a reason that names it (replaced-run.ts); in the
+  // event's trace, the dispatch span is the parent of the start's (tracing.ts).
+  const start = () => (replay ? terminateReplacedRun(client, event.id, replayedBy(event.id, event.replay_id)).then(startRun) : startRun());
+  const handle = await inDispatchSpan(event, { replay, targets: targets.length, eager: opts.eager ?? false }, () => withTimeout(start(), START_TIMEOUT_MS));
   return { eager: handle.eagerlyStarted };
 }
 
@@ -251,11 +253,11 @@ export async function claimUndispatched(db: Executor, limit: number, leaseMs: nu
             .forNoKeyUpdate()
             .skipLocked(),
         )
-        .returning(['id', 'user_id', 'mode', 'description', 'status', 'replay_id', objectIdOf.as('object_id')]),
+        .returning(['id', 'user_id', 'mode', 'description', 'status', 'replay_id', 'traceparent', objectIdOf.as('object_id')]),
     )
     .selectFrom('claimed as e')
     .leftJoin('event_deliveries as d', (join) => join.onRef('d.event_id', '=', 'e.id').on('d.state', '=', 'pending'))
-    .select(['e.id', 'e.user_id', 'e.mode', 'e.description', 'e.status', 'e.replay_id', 'e.object_id', 'd.webhook_id', 'd.url'])
+    .select(['e.id', 'e.user_id', 'e.mode', 'e.description', 'e.status', 'e.replay_id', 'e.traceparent', 'e.object_id', 'd.webhook_id', 'd.url'])
     .select((eb) => eb.exists(eb.selectFrom('event_deliveries as any_d').select('any_d.event_id').whereRef('any_d.event_id', '=', 'e.id')).as('has_deliveries'))
     .orderBy('e.id')
     .orderBy('d.webhook_id')

@@ -26,6 +26,8 @@ export interface EventsTable {
   dispatch_error: ColumnType<string | null, string | null | undefined, string | null>;
   /** The broad replay or recovery (replays.id) that asked for this event to be started again, or the event's own id for a replay of it alone; cleared once started. */
   replay_id: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The trace it was published in (W3C `traceparent`; null without tracing): its dispatch continues it (src/engine/tracing.ts). */
+  traceparent: ColumnType<string | null, string | null | undefined, never>;
 }
 
 export interface ReplaysTable {
