@@ -78,7 +78,9 @@ export async function createListener(db: Db, config: Config, who: Principal, inp
   return { ...listenerView(row), secret };
 }
 
-export async function listListeners(db: Db, who: Principal) {
+/** GET /listeners: an abandoned one is removed first, so the list never shows one past its grace period. */
+export async function listListeners(db: Db, config: Pick<Config, 'listeners'>, who: Principal) {
+  await removeAbandonedListeners(db, config, { userId: who.user.id });
   return { listeners: (await listenersOf(db, who).orderBy('l.id', 'desc').execute()).map(listenerView) };
 }
 

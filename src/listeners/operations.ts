@@ -20,7 +20,7 @@ export const listenerOperations = [
     handler: ({ body }, { db, config, who }: Context) => createListener(db, config, who, body.listener) }),
   defineOperation({ method: 'GET', path: '/listeners', access: 'any key',
     status: 200, response: ListenerList, tag, summary: 'List listeners', description: 'All listeners of the key\'s user and mode, newest first.',
-    handler: (_, { db, who }: Context) => listListeners(db, who) }),
+    handler: (_, { db, config, who }: Context) => listListeners(db, config, who) }),
   defineOperation({ method: 'DELETE', path: '/listeners/:id', access: 'any key', params: { id: 'lst' },
     status: 200, response: Empty, tag, summary: 'Remove a listener', description: 'At once; its deliveries still waiting end as to a deleted webhook.',
     handler: async ({ params }, { db, who }: Context) => {

@@ -27,25 +27,33 @@ export function listenerStream(db: Db, config: Config, listenerId: string): Even
       const watch = watchChannel(config.databaseUrl, LISTENER_REQUESTS_CHANNEL, (payload) => payload === listenerId);
       const sent = new Set<string>();
       let seenAt = 0;
+      let removed = false;
       try {
         sink.send('ready', { object: 'ListenerReady', listener_id: listenerId, heartbeat_ms: heartbeatMs });
         while (!signal.aborted) {
           if (Date.now() - seenAt >= heartbeatMs) {
             if (seenAt) sink.comment('keep-alive');
-            if (!(await touchListener(db, listenerId))) break;
+            if (!(await touchListener(db, listenerId))) {
+              removed = true;
+              break;
+            }
             seenAt = Date.now();
           }
           const waiting = await waitingRequests(db, listenerId);
-          if (!waiting) break;
+          if (!waiting) {
+            removed = true;
+            break;
+          }
           for (const request of waiting) if (!sent.has(request.id)) sink.send('request', request);
           sent.clear();
           for (const request of waiting) sent.add(request.id);
           await watch.wait(Math.min(POLL_MS, seenAt + heartbeatMs - Date.now()), signal);
         }
-        if (!signal.aborted) sink.send('gone', { object: 'ListenerGone', reason: 'The listener was removed.' });
+        if (removed) sink.send('gone', { object: 'ListenerGone', reason: 'The listener was removed.' });
       } finally {
         watch.close();
-        if (signal.aborted) await dropped();
+        // However the stream ended (the client went, or a failure), unless its listener was removed.
+        if (!removed) await dropped();
       }
     },
   };

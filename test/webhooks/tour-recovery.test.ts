@@ -32,9 +32,11 @@ describe("the tour's recovery step", () => {
       return h.disabled_reason ? h : undefined;
     }, 10_000, 'the webhook to be disabled');
     expect(health.disabled_reason).toBe('endpoint_gone');
-    // `date -u +%Y-%m-%dT%H:%M:%SZ`.
-    // (Cut to the second: every event published from here on is at or after it.)
-    const since = new Date(Math.floor(Date.now() / 1000) * 1000).toISOString().replace('.000Z', 'Z');
+    // `sleep 1` before, `date -u +%Y-%m-%dT%H:%M:%SZ` and `sleep 1`: a whole second after the
+    // test event (which must not be recovered), and the events are published after it.
+    const sinceMs = Math.ceil((Date.now() + 1) / 1000) * 1000;
+    await eventually(async () => (Date.now() >= sinceMs ? true : undefined), 5_000, 'the next whole second');
+    const since = new Date(sinceMs).toISOString().replace('.000Z', 'Z');
 
     // Three events, as `npx shiphook trigger tracker.updated` publishes them.
     const published: string[] = [];
