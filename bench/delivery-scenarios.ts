@@ -3,7 +3,7 @@ import { startCostMeter } from './cost';
 import { round } from './processes';
 import { type BenchReceiver, percentiles, startBenchReceiver } from './receivers';
 import { startStorageMeter } from './storage';
-import type { BenchSystem } from './system';
+import { type BenchSystem, benchDb } from './system';
 
 /** An account with three webhooks, of which the first `subscribed` take every type and the others only `batch.*` (the bench publishes `tracker.updated`). */
 export async function threeReceivers(sys: BenchSystem, name: string, subscribed = 3) {
@@ -148,15 +148,24 @@ export async function steadyLoad(sys: BenchSystem, load: { rate: number; seconds
 export const replaySettleMs = (replayed: number, floorMs: number) => Math.max(floorMs, replayed * 60);
 
 /**
- * Waits (bounded) until no delivery workflow is running, so one scenario's leftovers
- * do not load the next. Returns the seconds it took, or null when the bound was hit.
+ * Waits (bounded) until no delivery workflow is running and no event waits for one (a
+ * replayed event's old run is terminated before its new one starts: between the two only
+ * the database knows it is not done), so one scenario's leftovers do not load the next.
+ * Returns the seconds it took, or null when the bound was hit.
  */
 export async function settle(sys: BenchSystem, timeoutMs: number, userId?: string): Promise<{ seconds: number | null; still_running: number }> {
   const t0 = performance.now();
-  for (;;) {
-    const running = await sys.runningDeliveries(userId);
-    if (running === 0) return { seconds: round((performance.now() - t0) / 1000, 1), still_running: 0 };
-    if (performance.now() - t0 > timeoutMs) return { seconds: null, still_running: running };
-    await new Promise((r) => setTimeout(r, 500));
+  const db = await benchDb(sys);
+  const unfinished = async () =>
+    Number((await db.query<{ n: string }>(`select count(*) as n from events where status in ('in_queue', 'retrying') and ($1::text is null or user_id = $1)`, [userId ?? null])).rows[0]!.n);
+  try {
+    for (;;) {
+      const running = (await sys.runningDeliveries(userId)) + (await unfinished());
+      if (running === 0) return { seconds: round((performance.now() - t0) / 1000, 1), still_running: 0 };
+      if (performance.now() - t0 > timeoutMs) return { seconds: null, still_running: running };
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  } finally {
+    await db.end();
   }
 }
