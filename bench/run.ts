@@ -6,7 +6,7 @@ import { burst, settle, steadyLoad } from './delivery-scenarios';
 import { LAB, type LabContext } from './lab';
 import { startOtlpReceiver } from '../src/launcher/otlp-receiver';
 import { memorySampler, round } from './processes';
-import { correctness, performanceTargets } from './targets';
+import { correctness, failureCostOverLatency, performanceTargets } from './targets';
 import { type BenchSystem, startBenchSystem, TOPOLOGIES, type Topology } from './system';
 
 /**
@@ -175,6 +175,8 @@ const doc = {
   // PSS sampled from /proc over the whole run (each scenario reports its own).
   peak_pss_mb: memory.run(),
   ...results,
+  // The failure scenario's cost minus the latency scenario's, part by part.
+  failure_adds_per_event: failureCostOverLatency(results),
   targets: { ...performanceTargets(results, sizes.latencyRate), correctness: correctness(results) },
 };
 const json = JSON.stringify(doc, null, 2);
