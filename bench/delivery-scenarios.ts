@@ -5,10 +5,13 @@ import { type BenchReceiver, percentiles, startBenchReceiver } from './receivers
 import { startStorageMeter } from './storage';
 import { type BenchSystem, benchDb } from './system';
 
-/** An account with three webhooks, of which the first `subscribed` take every type and the others only `batch.*` (the bench publishes `tracker.updated`). */
-export async function threeReceivers(sys: BenchSystem, name: string, subscribed = 3) {
+/**
+ * An account with three webhooks (or `webhooks` of them), of which the first `subscribed` take
+ * every type and the others only `batch.*` (the bench publishes `tracker.updated`).
+ */
+export async function threeReceivers(sys: BenchSystem, name: string, subscribed = 3, webhooks = 3) {
   const acct = await account(sys.origin, name);
-  const receivers = await Promise.all([startBenchReceiver(), startBenchReceiver(), startBenchReceiver()]);
+  const receivers = await Promise.all(Array.from({ length: webhooks }, () => startBenchReceiver()));
   for (const [i, r] of receivers.entries()) await addWebhook(sys.origin, acct.testKey, r.url, i < subscribed ? null : ['batch.*']);
   return { acct, receivers: receivers.slice(0, subscribed), unsubscribed: receivers.slice(subscribed) };
 }
@@ -92,8 +95,8 @@ export const spread = (ids: string[], n: number) => ids.filter((_, i) => i % Mat
  * its 5-second retry. Afterwards, as an operator does after an outage, what still retries
  * is replayed. Either way every event must end completed.
  */
-export async function steadyLoad(sys: BenchSystem, load: { rate: number; seconds: number; waitMs: number; settleMs: number; subscribed?: number }, failing?: '500' | 'hang') {
-  const { acct, receivers, unsubscribed } = await threeReceivers(sys, failing ? 'failure' : 'latency', load.subscribed);
+export async function steadyLoad(sys: BenchSystem, load: { rate: number; seconds: number; waitMs: number; settleMs: number; subscribed?: number; webhooks?: number }, failing?: '500' | 'hang') {
+  const { acct, receivers, unsubscribed } = await threeReceivers(sys, failing ? 'failure' : 'latency', load.subscribed, load.webhooks);
   const failingReceiver = failing ? receivers[2]! : undefined;
   const healthy = failing ? receivers.slice(0, 2) : receivers;
   if (failingReceiver) failingReceiver.failWith = failing === 'hang' ? 'hang' : 500;

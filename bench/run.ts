@@ -30,7 +30,8 @@ const FLAGS: Record<string, string> = {
   rate: 'events/s offered by latency and failure (default 20; --quick 10)',
   seconds: 'their duration (default 60; --quick 10)',
   'failing-endpoint': 'failure: 500 (default) or hang (never answers)',
-  subscribed: 'latency: how many of its 3 webhooks take the published type (default 3; the others subscribe elsewhere)',
+  subscribed: 'latency: how many of its webhooks take the published type (default: all; the others subscribe elsewhere)',
+  webhooks: 'latency: how many webhooks its account has (default 3; with 1, what --subscribed 1 is compared with)',
   'attempt-timeout': "the engine's SHIPHOOK_ATTEMPT_TIMEOUT (default 5s; production's is 15s)",
   topology: 'machine (default), npm-start or compose: which processes run (bench/system.ts)',
   ...Object.assign({}, ...Object.values(LAB).map((s) => s.flags ?? {})),
@@ -76,8 +77,10 @@ const alone = [...selected].find((s) => LAB[s]?.env);
 if (alone && selected.size > 1) usageError(`${alone} runs alone: npm run bench -- ${alone}`);
 const failingEndpoint = flag('failing-endpoint') ?? '500';
 if (failingEndpoint !== '500' && failingEndpoint !== 'hang') usageError('--failing-endpoint must be 500 or hang');
-const subscribed = Number(flag('subscribed') ?? 3);
-if (![1, 2, 3].includes(subscribed)) usageError('--subscribed must be 1, 2 or 3');
+const webhooks = Number(flag('webhooks') ?? 3);
+const subscribed = Number(flag('subscribed') ?? webhooks);
+if (![1, 2, 3].includes(webhooks)) usageError('--webhooks must be 1, 2 or 3');
+if (![1, 2, 3].includes(subscribed) || subscribed > webhooks) usageError('--subscribed must be 1, 2 or 3, and at most --webhooks');
 const topology = (flag('topology') ?? 'machine') as Topology;
 if (!TOPOLOGIES.includes(topology)) usageError(`--topology must be one of ${TOPOLOGIES.join(', ')}`);
 
@@ -150,7 +153,7 @@ const lab: LabContext = { quick, number, results };
 
 try {
   await step('burst', (s) => burst(s, sizes.burstEvents, budget.burstWait));
-  await step('latency', (s) => steadyLoad(s, { ...load, settleMs: budget.settle, subscribed }));
+  await step('latency', (s) => steadyLoad(s, { ...load, settleMs: budget.settle, subscribed, webhooks }));
   await step('failure', (s) => steadyLoad(s, { ...load, settleMs: budget.replaySettle }, failingEndpoint));
   for (const [name, scenario] of Object.entries(LAB)) await step(name, (s) => scenario.run(s, lab));
 } finally {
