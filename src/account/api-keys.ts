@@ -30,21 +30,25 @@ export function apiKeyView(row: ApiKeyRow) {
 const SALES_ADVICE =
   'Managing the API keys of this account requires a ReferralCustomer account. Please contact sales to enable it.';
 
+/** The keys that authenticate: active and undeleted, of an undeleted user. */
+const activeKeys = (db: Executor) =>
+  db.selectFrom('api_keys').innerJoin('users', 'users.id', 'api_keys.user_id').where('api_keys.active', '=', true).where(notDeleted('api_keys')).where(notDeleted('users'));
+
 /** Authentication: the active, undeleted key with this digest (`keyDigest`), and its undeleted user. */
 export async function findActiveKey(db: Db, digest: Buffer): Promise<Principal | undefined> {
-  const row = await db
-    .selectFrom('api_keys')
-    .innerJoin('users', 'users.id', 'api_keys.user_id')
+  const row = await activeKeys(db)
     .selectAll('users')
     .select(['api_keys.id as key_id', 'api_keys.mode as key_mode'])
     .where('api_keys.key_digest', '=', digest)
-    .where('api_keys.active', '=', true)
-    .where(notDeleted('api_keys'))
-    .where(notDeleted('users'))
     .executeTakeFirst();
   if (!row) return undefined;
   const { key_id, key_mode, ...user } = row;
   return { user: user as UserRow, mode: key_mode, keyId: key_id };
+}
+
+/** Whether the key a long request (a stream) was authenticated with still authenticates. */
+export async function keyStillActive(db: Executor, keyId: string): Promise<boolean> {
+  return (await activeKeys(db).select('api_keys.id').where('api_keys.id', '=', keyId).executeTakeFirst()) !== undefined;
 }
 
 /** Issues one key for a user (used at user creation too). */

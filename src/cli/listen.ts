@@ -49,6 +49,7 @@ interface Listener {
   secret: string;
 }
 
+/** The server ended the stream for good: the listener was removed, or the key stopped authenticating. */
 class ListenerGone extends Error {}
 
 /** `shiphook listen --forward-to URL`: see USAGE. */
@@ -123,7 +124,7 @@ export async function runListen(config: Config, args: string[]): Promise<void> {
       });
     } catch (err) {
       if (stopped.signal.aborted) break;
-      if (err instanceof ListenerGone) throw new Error(`the listener ${listener.id} was removed (DELETE /v2/listeners/${listener.id})`);
+      if (err instanceof ListenerGone) throw new Error(`listener ${listener.id}: ${err.message}`);
       if (err instanceof ApiCallError && err.status === 404) {
         expired = true;
         continue;
@@ -174,7 +175,7 @@ async function receive(api: ApiClient, listenerId: string, stopped: AbortSignal,
           alive();
           on.ready();
         } else if (event.event === 'request') on.request(data);
-        else if (event.event === 'gone') throw new ListenerGone();
+        else if (event.event === 'gone') throw new ListenerGone((data as { reason?: string }).reason ?? 'The listener was removed.');
       }
     } catch (err) {
       if (err instanceof ListenerGone || !connection.signal.aborted) throw err;

@@ -14,6 +14,7 @@ import { healthSignals } from './starters';
 import { clientTracing } from './tracing';
 import { activityTracing } from './worker-tracing';
 import { ensureRetentionSchedule } from './retention-schedule';
+import { missingSearchAttributes, missingSearchAttributesMessage } from './search-attributes-check';
 import { keepPayloadPartitionsAhead } from '../events/payload-partitions';
 import { errorText } from '../errors/error-text';
 
@@ -64,6 +65,14 @@ export async function createWorker(config: Config, db: Db) {
     if (!(await acceptsConnections(port!, hostname))) throw new Error(`nothing accepts connections at ${address}`);
     return NativeConnection.connect({ address });
   });
+  // A worker that starts workflows first checks that the namespace knows their search attributes.
+  if (role !== 'retries') {
+    const missing = await missingSearchAttributes(connection, config.temporalNamespace);
+    if (missing?.length) {
+      await connection.close();
+      throw new Error(missingSearchAttributesMessage(missing, config.temporalNamespace));
+    }
+  }
   // Tracing (none when off): the dispatcher's starts and the health signals carry the trace, workflows hand it on, activities continue it.
   const traced = await activityTracing();
   const client = new Client({ connection, namespace: config.temporalNamespace, interceptors: await clientTracing() });

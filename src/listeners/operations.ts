@@ -32,7 +32,7 @@ export const listenerOperations = [
     description: 'Server-sent events: `ready`, then a `request` for each delivery attempt waiting for an answer (again after a reconnect if not answered: at least once), `gone` when the listener was removed; a comment line every heartbeat. Forward each request and post the answer to `POST /v2/listeners/{id}/requests/{request_id}/answer` before its `expires_at`.',
     handler: async ({ params }, { db, config, who }: Context) => {
       await ownListener(db, who, params.id);
-      return listenerStream(db, config, params.id);
+      return listenerStream(db, config, params.id, who.keyId);
     } }),
   defineOperation({ method: 'POST', path: '/listeners/:id/requests/:request_id/answer', access: 'any key', params: { id: 'lst', request_id: 'payload' },
     before: ({ params }, { db, who }: Context) => ownListener(db, who, params.id),

@@ -5,6 +5,7 @@ import { errorText } from '../errors/error-text';
 import { log } from '../log';
 import type { EventStream } from '../operation';
 import { LISTENER_REQUESTS_CHANNEL } from '../outbound/listener-transport';
+import { keyStillActive } from '../account/api-keys';
 import { removeAbandonedListeners, touchListener } from './listeners';
 import { waitingRequests } from './requests';
 
@@ -20,7 +21,7 @@ const POLL_MS = 2000;
  * deliveries wait in its queue (and time out into the retry schedule) until a stream
  * opens again, or the listener is removed at its end.
  */
-export function listenerStream(db: Db, config: Config, listenerId: string): EventStream {
+export function listenerStream(db: Db, config: Config, listenerId: string, keyId: string): EventStream {
   const { heartbeatMs, graceMs } = config.listeners;
   return {
     async run(sink, signal) {
@@ -28,6 +29,7 @@ export function listenerStream(db: Db, config: Config, listenerId: string): Even
       const sent = new Set<string>();
       let seenAt = 0;
       let removed = false;
+      let keyRevoked = false;
       try {
         sink.send('ready', { object: 'ListenerReady', listener_id: listenerId, heartbeat_ms: heartbeatMs });
         while (!signal.aborted) {
@@ -35,6 +37,11 @@ export function listenerStream(db: Db, config: Config, listenerId: string): Even
             if (seenAt) sink.comment('keep-alive');
             if (!(await touchListener(db, listenerId))) {
               removed = true;
+              break;
+            }
+            // A key disabled or deleted stops what it opened, as it stops every later request.
+            if (!(await keyStillActive(db, keyId))) {
+              keyRevoked = true;
               break;
             }
             seenAt = Date.now();
@@ -50,6 +57,7 @@ export function listenerStream(db: Db, config: Config, listenerId: string): Even
           await watch.wait(Math.min(POLL_MS, seenAt + heartbeatMs - Date.now()), signal);
         }
         if (removed) sink.send('gone', { object: 'ListenerGone', reason: 'The listener was removed.' });
+        else if (keyRevoked) sink.send('gone', { object: 'ListenerGone', reason: 'The API key this stream was opened with was disabled or deleted.' });
       } finally {
         watch.close();
         // However the stream ended (the client went, or a failure), unless its listener was removed.

@@ -1,4 +1,5 @@
 import { acknowledges } from '../events/payloads';
+import { hasPrefix } from '../ids';
 import { EVENT_STATUSES, type EventStatus } from '../events/tables';
 import { EVENT_TYPES } from '../events/types';
 import type { DeliveryProgress } from '../events/deliveries';
@@ -76,7 +77,7 @@ ${deliveries.length === 0 ? html`<p>No webhook to deliver to.</p>` : html`
 <table class="cards deliveries">
   <thead><tr><th scope="col">URL</th><th scope="col">State</th><th scope="col">Attempts</th><th scope="col">Next retry</th></tr></thead>
   <tbody>${deliveries.map((d) => html`<tr>
-    <th scope="row" class="url"><a href="/portal/webhooks/${d.webhook_id}">${breakableUrl(d.url)}</a></th>
+    <th scope="row" class="url">${hasPrefix(d.webhook_id, 'lst') ? html`${breakableUrl(d.url)} <span class="hint">(a <code>shiphook listen</code> session)</span>` : html`<a href="/portal/webhooks/${d.webhook_id}">${breakableUrl(d.url)}</a>`}</th>
     <td data-label="State"><span class="badge ${d.state}">${d.state === 'pending' ? 'pending' : d.state === 'completed' ? 'delivered' : 'gave up'}</span></td>
     <td data-label="Attempts">${attemptsText(d)} <span class="hint">(${d.runs > 1 ? `first delivery and ${d.runs - 1} redeliver${d.runs === 2 ? 'y' : 'ies'}, up to ${totalAttempts} attempts each` : `up to ${totalAttempts}`})</span></td>
     <td data-label="Next retry">${d.next_attempt_at ? html`${when(d.next_attempt_at)} <span class="hint">(${d.runs > 1 ? `${runName(d.runs)}, ` : ''}attempt ${d.attempts + 1} of ${totalAttempts})</span>` : '—'}</td>

@@ -141,6 +141,21 @@ describe('shiphook listen', { timeout: 180_000 }, () => {
     expect(Date.now() - killedAt).toBeGreaterThanOrEqual(GRACE_MS);
   });
 
+  it('stops when the key it listens with is disabled, and says why', async () => {
+    const acct = await createAccount(sys, { referral_customer: true });
+    const r = listen(acct, local.url);
+    const { listenerId } = await ready(r);
+    const keys = (await call(sys, 'GET', '/api_keys', { key: acct.prodKey })).body.keys as { id: string; key: string }[];
+    const testKeyId = keys.find((k) => k.key === acct.testKey)!.id;
+    expect((await call(sys, 'POST', `/api_keys/${testKeyId}/disable`, { key: acct.prodKey })).status).toBe(200);
+    // At its next heartbeat the stream ends with the reason, and the CLI exits with it.
+    expect(await r.exited()).toBe(1);
+    expect(r.stderr()).toContain(`listener ${listenerId}: The API key this stream was opened with was disabled or deleted.`);
+    // No event reaches it meanwhile: the stream is closed, and its listener goes at the end of its grace period.
+    const row = await sys.db.selectFrom('listeners').select('id').where('id', '=', listenerId).executeTakeFirst();
+    expect(row?.id).toBe(listenerId);
+  });
+
   it('says what is wrong: no server, a wrong key, a production key without --live, bad options', async () => {
     const acct = await createAccount(sys);
     const run = (args: string[], key = acct.testKey) => shiphook(['listen', ...args], { env: { SHIPHOOK_API_KEY: key } });

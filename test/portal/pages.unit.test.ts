@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { successChart } from '../../src/portal/chart';
 import { headersFrom } from '../../src/portal/header-form';
+import { newId } from '../../src/ids';
 import { breakableUrl } from '../../src/portal/html';
-import { attemptsText } from '../../src/portal/event-pages';
+import { attemptsText, eventPage } from '../../src/portal/event-pages';
 import { webhookPage, type WebhookRowView } from '../../src/portal/webhook-pages';
 
 /** The portal's rendering rules that need no server: URL wrapping, write-only header values, the chart, why a webhook is disabled. */
@@ -50,6 +51,19 @@ describe('portal rendering', () => {
     expect(webhookPage({ mode: 'test', csrf: 'c' }, { ...hook, health: { ...hook.health, disabled_reason: 'endpoint_gone' } }, { recent: [], hours: [] })).toContain('410 Gone');
     expect(page).toContain('value="X-Key"');
     expect(page).toContain('placeholder="unchanged"');
+  });
+
+  it('links a delivery to its webhook\'s page, and a listener\'s (which has none) to nothing', () => {
+    const delivery = { state: 'completed' as const, attempts: 1, next_attempt_at: null, sent: 1, failed: 0, runs: 1 };
+    const event = { id: 'evt_1', description: 'tracker.updated', status: 'completed' as const, created_at: '2030-01-01T00:00:00Z', updated_at: '2030-01-01T00:00:00Z' };
+    const [hookId, listenerId] = [newId('hook'), newId('lst')];
+    const page = eventPage({ mode: 'test', csrf: 'c' }, event, [
+      { ...delivery, webhook_id: hookId, url: 'https://x.example/h' },
+      { ...delivery, webhook_id: listenerId, url: `listen://${listenerId}` },
+    ], 8, []);
+    expect(page).toContain(`href="/portal/webhooks/${hookId}"`);
+    expect(page).not.toContain(`/portal/webhooks/${listenerId}`);
+    expect(page).toContain('<code>shiphook listen</code> session');
   });
 
   it('sums up a delivery\'s attempts over its runs as its attempt cards list them', () => {
