@@ -1,4 +1,4 @@
-import type { NativeConnection } from '@temporalio/worker';
+import type { ConnectionLike } from '@temporalio/client';
 import { searchAttributes } from './contract';
 
 /**
@@ -8,7 +8,7 @@ import { searchAttributes } from './contract';
  * dispatch incident: the worker checks first. Undefined when the server does not say (a
  * key without the right to list them): the check is then left to the starts.
  */
-export async function missingSearchAttributes(connection: NativeConnection, namespace: string): Promise<string[] | undefined> {
+export async function missingSearchAttributes(connection: Pick<ConnectionLike, 'operatorService'>, namespace: string): Promise<string[] | undefined> {
   let known: Set<string>;
   try {
     const listed = await connection.operatorService.listSearchAttributes({ namespace });
