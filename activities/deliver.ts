@@ -14,6 +14,8 @@ import { attemptOutcome, deliveryMetrics } from '../src/metrics/delivery';
 import { createHttpClient, type SendResult } from '../src/outbound/http-client';
 import type { CustomHeader } from '../src/webhooks/tables';
 import { healthFollowUp } from './health';
+import { admit, passTurns, type ReservedSlot, until } from './admission';
+import type { DeliveryOrdering } from '../src/webhooks/tables';
 
 /**
  * Delivery attempts: read what the attempt needs (one statement), build each signed
@@ -37,14 +39,18 @@ export function createDeliveryActivities(deps: DeliveryDeps) {
   const http = createHttpClient({ ...config.webhooks, timeoutMs: config.attemptTimeoutMs });
   const followUp = healthFollowUp(deps);
 
-  /** One POST to one target; its outcome goes to the recorder as soon as the answer is in. */
-  async function attemptOne(event: EventRow, body: string, delivery: DeliveryWithWebhook, retryDelaysMs: number[], record: (r: AttemptRecord) => void): Promise<TargetOutcome> {
+  /**
+   * One POST to one target (at `sendAt`: its rate-limit slot, when it has one); its outcome goes
+   * to the recorder as soon as the answer is in.
+   */
+  async function attemptOne(event: EventRow, body: string, delivery: DeliveryWithWebhook, retryDelaysMs: number[], record: (r: AttemptRecord) => void, sendAt?: number): Promise<TargetOutcome> {
     const { webhookId } = delivery;
     const hook = delivery.webhook;
     if (!hook || hook.deletedAt || hook.disabledAt) {
       record({ webhookId, before: delivery, state: 'failed' });
       return { webhookId, outcome: 'stopped', reason: !hook || hook.deletedAt ? 'webhook deleted' : 'webhook disabled' };
     }
+    if (sendAt !== undefined) await until(sendAt);
     // Numbered by the attempts actually sent: an activity retried after an
     // infrastructure error (nothing recorded) does not use up an attempt.
     const attempt = delivery.attempts + 1;
@@ -87,9 +93,10 @@ export function createDeliveryActivities(deps: DeliveryDeps) {
 
   /**
    * One attempt of one event to some of its webhooks, in parallel: all of them for
-   * the first attempt (run as a local activity), one for each retry.
+   * the first attempt (run as a local activity), one for each retry. Those a webhook's
+   * order per object or rate limit holds back are not attempted (./admission.ts).
    */
-  async function attemptDeliveries(input: AttemptInput): Promise<AttemptResult> {
+  async function attemptDeliveries(input: AttemptInput, reserved?: ReservedSlot): Promise<AttemptResult> {
     const ctx = await loadAttempt(db, input.eventId);
     if (!ctx) {
       return { status: 'failed', outcomes: input.targets.map((t) => ({ webhookId: t.webhookId, outcome: 'stopped', reason: 'event not found' })) };
@@ -104,14 +111,16 @@ export function createDeliveryActivities(deps: DeliveryDeps) {
       else if (delivery.state === 'completed') outcomes.push({ webhookId, outcome: 'delivered' });
       else toSend.push(delivery);
     }
-    const recorder = attemptRecorder(db, input.eventId, toSend.length);
-    for (const d of toSend) if (d.attempts === 0) deliveryMetrics.firstAttemptSent(ctx.event.created_at);
-    outcomes.push(...(await Promise.all(toSend.map((d) => withLogContext({ webhook_id: d.webhookId }, () => attemptOne(ctx.event, body, d, input.retryDelaysMs, recorder.add))))));
+    const { send, paused } = await admit(db, ctx.event, toSend, reserved);
+    outcomes.push(...paused);
+    const recorder = attemptRecorder(db, input.eventId, send.length);
+    for (const { delivery: d } of send) if (d.attempts === 0) deliveryMetrics.firstAttemptSent(ctx.event.created_at);
+    outcomes.push(...(await Promise.all(send.map(({ delivery: d, sendAt }) => withLogContext({ webhook_id: d.webhookId }, () => attemptOne(ctx.event, body, d, input.retryDelaysMs, recorder.add, sendAt))))));
     const recorded = await recorder.done();
     const status = recorded.status ?? ctx.event.status;
     if (status !== ctx.event.status && (status === 'completed' || status === 'failed')) deliveryMetrics.eventFinished(status);
     await Promise.all(outcomes.map((o) => followUp(o, !!ctx.deliveries.get(o.webhookId)?.webhook?.failingSince, recorded.failureRuns)));
-    return { status, outcomes };
+    return { status, outcomes: await passTurns(db, ctx.event, ctx.deliveries, outcomes) };
   }
 
   return {
@@ -130,8 +139,10 @@ export function createDeliveryActivities(deps: DeliveryDeps) {
       // an activity retried after a lost worker finds it over and attempts at once.
       const wait = (input.notBefore ?? 0) - Date.now();
       if (wait > 0) await Context.current().sleep(wait);
+      // A held delivery's slot is this activity's first try's; a later try reserves its own.
+      const reserved = input.slotAt !== undefined && Context.current().info.attempt === 1 ? { webhookId: input.target.webhookId, at: input.slotAt } : undefined;
       const result = await withLogContext({ event_id: input.eventId, webhook_id: input.target.webhookId }, () =>
-        attemptDeliveries({ eventId: input.eventId, targets: [input.target], retryDelaysMs: input.retryDelaysMs }),
+        attemptDeliveries({ eventId: input.eventId, targets: [input.target], retryDelaysMs: input.retryDelaysMs }, reserved),
       );
       const outcome = result.outcomes[0];
       if (outcome?.outcome === 'retry') {
@@ -174,8 +185,12 @@ export interface DeliveryWithWebhook {
   state: DeliveryState;
   /** Attempts sent so far: the next one is number `attempts + 1`. */
   attempts: number;
+  /** Why it was held back before (./admission.ts). */
+  waitingFor: string | null;
   /** Undefined when the webhook row is gone. */
   webhook?: {
+    rateLimit: number | null;
+    ordering: DeliveryOrdering;
     customHeaders: CustomHeader[];
     secret: string | null;
     /** A rotated-out secret still in its grace period (signs beside `secret`). */
@@ -205,13 +220,13 @@ export async function loadAttempt(db: Db, eventId: string): Promise<AttemptConte
     .leftJoin('event_deliveries as d', 'd.event_id', 'e.id')
     .leftJoin('webhooks as w', 'w.id', 'd.webhook_id')
     .selectAll('e')
-    .select(['d.webhook_id', 'd.url', 'd.state', 'd.attempts', 'w.id as hook_id', 'w.custom_headers', 'w.webhook_secret', 'w.previous_webhook_secret', 'w.previous_secret_expires_at', 'w.disabled_at', 'w.deleted_at', 'w.failing_since'])
+    .select(['d.webhook_id', 'd.url', 'd.state', 'd.attempts', 'd.waiting_for', 'w.id as hook_id', 'w.rate_limit', 'w.ordering', 'w.custom_headers', 'w.webhook_secret', 'w.previous_webhook_secret', 'w.previous_secret_expires_at', 'w.disabled_at', 'w.deleted_at', 'w.failing_since'])
     .where('e.id', '=', eventId)
     .orderBy('d.webhook_id')
     .execute();
   const first = rows[0];
   if (!first) return undefined;
-  const { webhook_id: _w, url: _u, state: _s, attempts: _a, hook_id: _h, custom_headers: _c, webhook_secret: _ws, previous_webhook_secret: _p, previous_secret_expires_at: _pe, disabled_at: _di, deleted_at: _de, failing_since: _f, ...event } = first;
+  const { webhook_id: _w, url: _u, state: _s, attempts: _a, waiting_for: _wf, rate_limit: _rl, ordering: _o, hook_id: _h, custom_headers: _c, webhook_secret: _ws, previous_webhook_secret: _p, previous_secret_expires_at: _pe, disabled_at: _di, deleted_at: _de, failing_since: _f, ...event } = first;
   const deliveries = new Map<string, DeliveryWithWebhook>();
   const sent: { url: string; state: DeliveryState }[] = [];
   for (const r of rows) {
@@ -222,8 +237,11 @@ export async function loadAttempt(db: Db, eventId: string): Promise<AttemptConte
       url: r.url,
       state: r.state,
       attempts: r.attempts,
+      waitingFor: r.waiting_for,
       webhook: r.hook_id
         ? {
+            rateLimit: r.rate_limit,
+            ordering: r.ordering ?? 'none',
             customHeaders: r.custom_headers ?? [],
             secret: r.webhook_secret,
             previousSecret: r.previous_secret_expires_at && r.previous_secret_expires_at.getTime() > Date.now() ? r.previous_webhook_secret : null,

@@ -1,6 +1,7 @@
 import { ActivityFailure, ApplicationFailure, proxyActivities, proxyLocalActivities, sleep, upsertSearchAttributes } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import { type AttemptResult, type DeliverEvent, type DeliveryTarget, EventStatusAttr, type EventStatus } from '../src/engine/contract';
+import { type AttemptResult, type DeliverEvent, type DeliveryPause, type DeliveryTarget, EventStatusAttr, type EventStatus } from '../src/engine/contract';
+import { deliveryPauses, isPause } from './delivery-pauses';
 
 /**
  * A wait before a retry up to this long is spent in the retry activity itself
@@ -44,6 +45,9 @@ export function laterStatus(held: EventStatus | undefined, reported: EventStatus
  * Temporal attempts are limited to the schedule's remaining ones (the UI shows
  * "Attempt k / n", its summary which delivery attempts those are); if infrastructure
  * errors used some of them, the workflow schedules it once more (see below).
+ *
+ * A delivery its webhook's rate limit or order per object held back (no attempt used) waits
+ * in the run (./delivery-pauses.ts), then gets its activity as a retry does.
  */
 export const deliverEvent: DeliverEvent = async (input) => {
   const { eventId, targets, retryDelaysMs } = input;
@@ -66,9 +70,11 @@ export const deliverEvent: DeliverEvent = async (input) => {
     upsertSearchAttributes([{ key: EventStatusAttr, value: attempt.status }]);
   };
 
+  const pauses = deliveryPauses();
   const activityTimeout = input.attemptTimeoutMs + 10_000; // HTTP plus room for SQL and the health report
-  /** `from`: the delivery attempt the retries start with. */
-  let retries: { target: DeliveryTarget; waitMs: number; from: number }[];
+  /** `from`: the delivery attempt the retries start with; `pause`: why it was held back instead. */
+  let retries: { target: DeliveryTarget; waitMs: number; from: number; pause?: DeliveryPause }[];
+  let passing: Promise<void> = Promise.resolve();
   try {
     const { attemptDeliveries } = proxyLocalActivities<Activities>({
       startToCloseTimeout: activityTimeout,
@@ -77,9 +83,12 @@ export const deliverEvent: DeliverEvent = async (input) => {
     });
     const first = await attemptDeliveries({ eventId, targets, retryDelaysMs });
     seen(first);
+    passing = pauses.passTurns(first);
     retries = first.outcomes.flatMap((o) => {
       const target = targets.find((t) => t.webhookId === o.webhookId);
-      return o.outcome === 'retry' && target ? [{ target, waitMs: o.retryInMs, from: o.attempt + 1 }] : [];
+      if (!target) return [];
+      if (isPause(o)) return [{ target, waitMs: 0, from: o.attempt, pause: o }];
+      return o.outcome === 'retry' ? [{ target, waitMs: o.retryInMs, from: o.attempt + 1 }] : [];
     });
   } catch {
     // The fast path gave up (the database stayed unreachable through its retries):
@@ -94,7 +103,7 @@ export const deliverEvent: DeliverEvent = async (input) => {
    * the summary naming the delivery's numbers. `limited: false`: the schedule's end
    * is left to the activity (it returns on the last attempt).
    */
-  const attemptsTo = async (target: DeliveryTarget, waitMs: number, from: number, limited: boolean) => {
+  const attemptsTo = async (target: DeliveryTarget, waitMs: number, from: number, limited: boolean, slotAt?: number) => {
     const waitInActivity = waitMs > 0 && waitMs <= WAIT_IN_ACTIVITY_MAX_MS;
     const { retryDelivery } = proxyActivities<Activities>({
       // Its own task queue: workers can serve it at a lower priority than first attempts.
@@ -109,14 +118,19 @@ export const deliverEvent: DeliverEvent = async (input) => {
     });
     if (waitMs > 0 && !waitInActivity) await sleep(waitMs);
     // Workflow time (that of this task): the same on replay.
-    const notBefore = waitInActivity ? Date.now() + waitMs : undefined;
-    return retryDelivery({ eventId, target, retryDelaysMs, ...(notBefore ? { notBefore } : {}) });
+    // A held delivery's attempt is sent at its slot, which it waits for.
+    const notBefore = slotAt ?? (waitInActivity ? Date.now() + waitMs : undefined);
+    return retryDelivery({ eventId, target, retryDelaysMs, ...(notBefore ? { notBefore } : {}), ...(slotAt ? { slotAt } : {}) });
   };
 
-  await Promise.all(
-    retries.map(async ({ target, waitMs, from }) => {
+  /** The attempts to one target; `pause`: it was held back, and waits first. */
+  const deliverTo = async (target: DeliveryTarget, waitMs: number, from: number, pause?: DeliveryPause) => {
+    for (;;) {
+      const slotAt = pause ? await pauses.waitOut(pause, target) : undefined;
+      const wait = slotAt ? Math.max(0, slotAt - Date.now()) : pause ? 0 : waitMs;
+      let result: AttemptResult;
       try {
-        seen(await attemptsTo(target, waitMs, from, true));
+        result = await attemptsTo(target, wait, from, true, slotAt);
       } catch (err) {
         // The activity returns on the schedule's last attempt, so its Temporal attempts ran
         // out only when some of them sent nothing (the database unreachable, a lost worker).
@@ -125,10 +139,19 @@ export const deliverEvent: DeliverEvent = async (input) => {
         if (!(err instanceof ActivityFailure)) throw err;
         const cause = err.cause instanceof ApplicationFailure ? err.cause : undefined;
         const nextWait = typeof cause?.details?.[0] === 'number' ? cause.details[0] : 0;
-        seen(await attemptsTo(target, nextWait, from, false));
+        result = await attemptsTo(target, nextWait, from, false);
       }
-    }),
-  );
+      seen(result);
+      await pauses.passTurns(result);
+      const outcome = result.outcomes[0];
+      if (!isPause(outcome)) return;
+      // Held back again: its turn was taken meanwhile, or a later try's slot is far off.
+      pause = outcome;
+      from = outcome.attempt;
+    }
+  };
+
+  await Promise.all([passing, ...retries.map(({ target, waitMs, from, pause }) => deliverTo(target, waitMs, from, pause))]);
 
   // Every attempt returned the event status as of its own (serialised) update, and the
   // update that finished the last URL saw the final one (laterStatus keeps it against

@@ -183,6 +183,8 @@ export interface DeliveryProgress {
   attempts: number;
   /** When the next attempt is planned; null unless a failed attempt left it pending. */
   next_attempt_at: string | null;
+  /** While pending: why it is not being sent (`rate_limit`, or the earlier event about the same object it waits for); null otherwise. */
+  waiting_for: string | null;
 }
 
 /** An event's deliveries (one per webhook), scoped by the caller's user and mode. */
@@ -190,10 +192,10 @@ export async function deliveryProgress(db: Executor, who: Principal, eventId: st
   const rows = await db
     .selectFrom('event_deliveries as d')
     .innerJoin('events as e', 'e.id', 'd.event_id')
-    .select(['d.webhook_id', 'd.url', 'd.state', 'd.attempts', 'd.next_attempt_at'])
+    .select(['d.webhook_id', 'd.url', 'd.state', 'd.attempts', 'd.next_attempt_at', 'd.waiting_for'])
     .where('d.event_id', '=', eventId)
     .where(ownedBy(who, { table: 'e' }))
     .orderBy('d.webhook_id')
     .execute();
-  return rows.map((r) => ({ ...r, url: redactUrl(r.url), next_attempt_at: r.state === 'pending' && r.next_attempt_at ? isoSeconds(r.next_attempt_at) : null }));
+  return rows.map((r) => ({ ...r, url: redactUrl(r.url), next_attempt_at: r.state === 'pending' && r.next_attempt_at ? isoSeconds(r.next_attempt_at) : null, waiting_for: r.state === 'pending' ? r.waiting_for : null }));
 }

@@ -75,7 +75,7 @@ ${deliveries.length === 0 ? html`<p>No webhook to deliver to.</p>` : html`
   <thead><tr><th scope="col">URL</th><th scope="col">State</th><th scope="col">Attempt</th><th scope="col">Next retry</th></tr></thead>
   <tbody>${deliveries.map((d) => html`<tr>
     <th scope="row" class="url"><a href="/portal/webhooks/${d.webhook_id}">${breakableUrl(d.url)}</a></th>
-    <td data-label="State"><span class="badge ${d.state}">${d.state === 'pending' ? 'pending' : d.state === 'completed' ? 'delivered' : 'gave up'}</span></td>
+    <td data-label="State"><span class="badge ${d.state}">${d.state === 'pending' ? 'pending' : d.state === 'completed' ? 'delivered' : 'gave up'}</span>${waitsFor(d.waiting_for)}</td>
     <td data-label="Attempt">${d.attempts === 0 ? `none yet of ${totalAttempts}` : `attempt ${d.attempts} of ${totalAttempts}`}</td>
     <td data-label="Next retry">${d.next_attempt_at ? html`${when(d.next_attempt_at)} <span class="hint">(attempt ${d.attempts + 1} of ${totalAttempts})</span>` : '—'}</td>
   </tr>`)}</tbody>
@@ -89,6 +89,13 @@ ${attempts.length === 0 ? html`<p>No attempts yet.</p>` : attempts.map((a, i) =>
   <details><summary>Request headers and body</summary>${headerTable(a.request_headers, true)}<pre>${a.request_body}</pre></details>
   <details open><summary>Response headers and body</summary>${headerTable(a.response_headers)}<pre>${a.response_body || '(empty)'}</pre></details>
 </article>`)}`);
+}
+
+/** Why a pending delivery is not being sent: its webhook's rate limit, or an earlier event about the same object (ordering per object). */
+function waitsFor(waitingFor: string | null): Html | string {
+  if (!waitingFor) return '';
+  if (waitingFor === 'rate_limit') return html` <span class="hint">waits for the webhook's rate limit</span>`;
+  return html` <span class="hint">waits for <a class="code" href="/portal/events/${waitingFor}">${waitingFor}</a>, an earlier event about the same object, to be delivered first</span>`;
 }
 
 /**
