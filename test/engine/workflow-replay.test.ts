@@ -36,6 +36,9 @@ const BASELINE = [
   'failed',
   'open-waiting-on-timer',
   'open-waiting-in-retry',
+  'held-for-the-rate-limit',
+  'passed-the-turn',
+  'waited-for-its-turn',
   'health-disabled-then-reenabled',
   'health-continued-then-deleted',
 ];
@@ -125,6 +128,39 @@ describe('delivery workflows replay', () => {
       ['open-waiting-on-timer', false],
       ['open-waiting-in-retry', false],
     ]);
+    for (const { history, workflowId } of runs) await replay(history, workflowId);
+  });
+});
+
+describe('delivery workflows that waited replay', () => {
+  it('a delivery held for its webhook’s rate limit; an ordered one that waited for its object’s turn, and the run that passed it on', async () => {
+    const client = await sys.temporal();
+    const limited = await createAccount(sys);
+    const paced = await startReceiver();
+    await webhook(sys, limited.testKey, paced.url, { rate_limit: 1 });
+    // One a second: the third event's slot is about 2 s off, so its run waits on a timer.
+    const held = [];
+    for (let i = 0; i < 3; i++) held.push(await publish(sys, limited.user.id, 'test'));
+
+    const ordered = await createAccount(sys);
+    const once = await startReceiver((d, i, res) => res.writeHead(i === 0 ? 500 : 200).end());
+    await webhook(sys, ordered.testKey, once.url, { ordering: 'per_object' });
+    // Both about the suite's one tracker: the second waits while the first is retried.
+    const first = await publish(sys, ordered.user.id, 'test');
+    const second = await publish(sys, ordered.user.id, 'test');
+
+    const closed = async (name: string, acct: { testKey: string }, eventId: string) => {
+      await eventStatus(sys, acct.testKey, eventId, 'completed');
+      const handle = client.workflow.getHandle(eventId);
+      await handle.result();
+      return kept(name, handle);
+    };
+    const runs = [await closed('held-for-the-rate-limit', limited, held[2]!.id), await closed('passed-the-turn', ordered, first.id), await closed('waited-for-its-turn', ordered, second.id)];
+    await Promise.all([paced.close(), once.close()]);
+    const has = (h: History, what: (e: temporal.api.history.v1.IHistoryEvent) => unknown) => (h.events ?? []).some(what);
+    expect(has(runs[0]!.history, (e) => e.timerStartedEventAttributes)).toBe(true);
+    expect(has(runs[1]!.history, (e) => e.signalExternalWorkflowExecutionInitiatedEventAttributes)).toBe(true);
+    expect(has(runs[2]!.history, (e) => e.workflowExecutionSignaledEventAttributes)).toBe(true);
     for (const { history, workflowId } of runs) await replay(history, workflowId);
   });
 });
