@@ -30,10 +30,15 @@ export interface ReservedSlot {
   at: number;
 }
 
-/** Sent now, or at `sendAt` (epoch ms: its rate-limit slot, at most `slotLeadMs` away). */
+/** Sent now, or at its rate-limit `slot` (`at`, epoch ms, at most `slotLeadMs` away: see `atSlot`). */
 export interface Admitted<D> {
   delivery: D;
-  sendAt?: number;
+  slot?: RateSlot;
+}
+
+export interface RateSlot {
+  at: number;
+  perSecond: number;
 }
 
 const disciplined = (d: AdmissionDelivery) => {
@@ -68,14 +73,32 @@ async function admitOne<D extends AdmissionDelivery>(db: Db, event: EventRow, d:
   }
   const perSecond = d.webhook!.rateLimit;
   if (perSecond === null) return { delivery: d };
-  if (reserved?.webhookId === webhookId && Date.now() - reserved.at <= slotToleranceMs(perSecond)) {
-    if (d.waitingFor !== null && !ordered) await clearWaiting(db, event.id, webhookId);
-    return { delivery: d, sendAt: reserved.at };
+  let at = reserved?.webhookId === webhookId ? reserved.at : undefined;
+  if (at === undefined) {
+    const slot = await reserveSlot(db, { eventId: event.id, webhookId, perSecond });
+    if (slot.held) return heldUntil(webhookId, attempt, perSecond, slot.slotAt);
+    at = slot.slotAt;
   }
-  const slot = await reserveSlot(db, { eventId: event.id, webhookId, perSecond });
-  if (slot.held) return { webhookId, outcome: 'held', attempt, perSecond, slotAt: slot.slotAt, wakeAt: slot.slotAt - slotLeadMs(perSecond) };
   if (d.waitingFor !== null && !ordered) await clearWaiting(db, event.id, webhookId);
-  return { delivery: d, sendAt: slot.slotAt };
+  return { delivery: d, slot: { at, perSecond } };
+}
+
+const heldUntil = (webhookId: string, attempt: number, perSecond: number, slotAt: number): DeliveryPause => ({ webhookId, outcome: 'held', attempt, perSecond, slotAt, wakeAt: slotAt - slotLeadMs(perSecond) });
+
+/**
+ * Waits for an admitted delivery's slot. A slot the wait overshot by more than
+ * `slotToleranceMs` (a busy worker, a held delivery's attempt that started late) is not used,
+ * since the request would come too close to the next slot's: another is reserved, waited for
+ * when near, or the delivery is held back (the pause is returned) when not.
+ */
+export async function atSlot(db: Db, eventId: string, d: AdmissionDelivery, slot: RateSlot): Promise<DeliveryPause | undefined> {
+  for (let at = slot.at; ; ) {
+    await new Promise<void>((resolve) => setTimeout(resolve, Math.max(0, at - Date.now())));
+    if (Date.now() - at <= slotToleranceMs(slot.perSecond)) return undefined;
+    const next = await reserveSlot(db, { eventId, webhookId: d.webhookId, perSecond: slot.perSecond });
+    if (next.held) return heldUntil(d.webhookId, d.attempts + 1, slot.perSecond, next.slotAt);
+    at = next.slotAt;
+  }
 }
 
 /**
@@ -95,6 +118,3 @@ export async function passTurns<D extends AdmissionDelivery>(db: Db, event: Even
     }),
   );
 }
-
-/** Waits until `at` (epoch ms): a slot at most `slotLeadMs` away. */
-export const until = (at: number) => new Promise<void>((resolve) => setTimeout(resolve, Math.max(0, at - Date.now())));

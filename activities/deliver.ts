@@ -14,7 +14,7 @@ import { attemptOutcome, deliveryMetrics } from '../src/metrics/delivery';
 import { createHttpClient, type SendResult } from '../src/outbound/http-client';
 import type { CustomHeader } from '../src/webhooks/tables';
 import { healthFollowUp } from './health';
-import { admit, passTurns, type ReservedSlot, until } from './admission';
+import { admit, atSlot, passTurns, type RateSlot, type ReservedSlot } from './admission';
 import type { DeliveryOrdering } from '../src/webhooks/tables';
 
 /**
@@ -40,17 +40,19 @@ export function createDeliveryActivities(deps: DeliveryDeps) {
   const followUp = healthFollowUp(deps);
 
   /**
-   * One POST to one target (at `sendAt`: its rate-limit slot, when it has one); its outcome goes
-   * to the recorder as soon as the answer is in.
+   * One POST to one target (at its rate-limit slot, when it has one); its outcome goes to the
+   * recorder as soon as the answer is in.
    */
-  async function attemptOne(event: EventRow, body: string, delivery: DeliveryWithWebhook, retryDelaysMs: number[], record: (r: AttemptRecord) => void, sendAt?: number): Promise<TargetOutcome> {
+  async function attemptOne(event: EventRow, body: string, delivery: DeliveryWithWebhook, retryDelaysMs: number[], record: (r: AttemptRecord) => void, slot?: RateSlot): Promise<TargetOutcome> {
     const { webhookId } = delivery;
     const hook = delivery.webhook;
     if (!hook || hook.deletedAt || hook.disabledAt) {
       record({ webhookId, before: delivery, state: 'failed' });
       return { webhookId, outcome: 'stopped', reason: !hook || hook.deletedAt ? 'webhook deleted' : 'webhook disabled' };
     }
-    if (sendAt !== undefined) await until(sendAt);
+    // A slot missed holds the delivery back after all (nothing sent, nothing recorded).
+    const missed = slot && (await atSlot(db, event.id, delivery, slot));
+    if (missed) return missed;
     // Numbered by the attempts actually sent: an activity retried after an
     // infrastructure error (nothing recorded) does not use up an attempt.
     const attempt = delivery.attempts + 1;
@@ -115,7 +117,7 @@ export function createDeliveryActivities(deps: DeliveryDeps) {
     outcomes.push(...paused);
     const recorder = attemptRecorder(db, input.eventId, send.length);
     for (const { delivery: d } of send) if (d.attempts === 0) deliveryMetrics.firstAttemptSent(ctx.event.created_at);
-    outcomes.push(...(await Promise.all(send.map(({ delivery: d, sendAt }) => withLogContext({ webhook_id: d.webhookId }, () => attemptOne(ctx.event, body, d, input.retryDelaysMs, recorder.add, sendAt))))));
+    outcomes.push(...(await Promise.all(send.map(({ delivery: d, slot }) => withLogContext({ webhook_id: d.webhookId }, () => attemptOne(ctx.event, body, d, input.retryDelaysMs, recorder.add, slot))))));
     const recorded = await recorder.done();
     const status = recorded.status ?? ctx.event.status;
     if (status !== ctx.event.status && (status === 'completed' || status === 'failed')) deliveryMetrics.eventFinished(status);
