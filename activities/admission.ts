@@ -24,7 +24,7 @@ export interface AdmissionDelivery {
   webhook?: { rateLimit: number | null; ordering: DeliveryOrdering; disabledAt: Date | null; deletedAt: Date | null };
 }
 
-/** The slot a held delivery's attempt was started for (RetryInput.slotAt), sent at rather than reserving another. */
+/** The slot a held delivery's attempt was started for (AttemptInput.slot), sent at rather than reserving another. */
 export interface ReservedSlot {
   webhookId: string;
   at: number;

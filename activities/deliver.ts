@@ -14,7 +14,7 @@ import { attemptOutcome, deliveryMetrics } from '../src/metrics/delivery';
 import { createHttpClient, type SendResult } from '../src/outbound/http-client';
 import type { CustomHeader } from '../src/webhooks/tables';
 import { healthFollowUp } from './health';
-import { admit, atSlot, passTurns, type RateSlot, type ReservedSlot } from './admission';
+import { admit, atSlot, passTurns, type RateSlot } from './admission';
 import type { DeliveryOrdering } from '../src/webhooks/tables';
 
 /**
@@ -98,7 +98,7 @@ export function createDeliveryActivities(deps: DeliveryDeps) {
    * the first attempt (run as a local activity), one for each retry. Those a webhook's
    * order per object or rate limit holds back are not attempted (./admission.ts).
    */
-  async function attemptDeliveries(input: AttemptInput, reserved?: ReservedSlot): Promise<AttemptResult> {
+  async function attemptDeliveries(input: AttemptInput): Promise<AttemptResult> {
     const ctx = await loadAttempt(db, input.eventId);
     if (!ctx) {
       return { status: 'failed', outcomes: input.targets.map((t) => ({ webhookId: t.webhookId, outcome: 'stopped', reason: 'event not found' })) };
@@ -113,7 +113,7 @@ export function createDeliveryActivities(deps: DeliveryDeps) {
       else if (delivery.state === 'completed') outcomes.push({ webhookId, outcome: 'delivered' });
       else toSend.push(delivery);
     }
-    const { send, paused } = await admit(db, ctx.event, toSend, reserved);
+    const { send, paused } = await admit(db, ctx.event, toSend, input.slot);
     outcomes.push(...paused);
     const recorder = attemptRecorder(db, input.eventId, send.length);
     for (const { delivery: d } of send) if (d.attempts === 0) deliveryMetrics.firstAttemptSent(ctx.event.created_at);
@@ -141,10 +141,8 @@ export function createDeliveryActivities(deps: DeliveryDeps) {
       // an activity retried after a lost worker finds it over and attempts at once.
       const wait = (input.notBefore ?? 0) - Date.now();
       if (wait > 0) await Context.current().sleep(wait);
-      // A held delivery's slot is this activity's first try's; a later try reserves its own.
-      const reserved = input.slotAt !== undefined && Context.current().info.attempt === 1 ? { webhookId: input.target.webhookId, at: input.slotAt } : undefined;
       const result = await withLogContext({ event_id: input.eventId, webhook_id: input.target.webhookId }, () =>
-        attemptDeliveries({ eventId: input.eventId, targets: [input.target], retryDelaysMs: input.retryDelaysMs }, reserved),
+        attemptDeliveries({ eventId: input.eventId, targets: [input.target], retryDelaysMs: input.retryDelaysMs }),
       );
       const outcome = result.outcomes[0];
       if (outcome?.outcome === 'retry') {

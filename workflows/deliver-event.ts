@@ -103,7 +103,7 @@ export const deliverEvent: DeliverEvent = async (input) => {
    * the summary naming the delivery's numbers. `limited: false`: the schedule's end
    * is left to the activity (it returns on the last attempt).
    */
-  const attemptsTo = async (target: DeliveryTarget, waitMs: number, from: number, limited: boolean, slotAt?: number) => {
+  const attemptsTo = async (target: DeliveryTarget, waitMs: number, from: number, limited: boolean) => {
     const waitInActivity = waitMs > 0 && waitMs <= WAIT_IN_ACTIVITY_MAX_MS;
     const { retryDelivery } = proxyActivities<Activities>({
       // Its own task queue: workers can serve it at a lower priority than first attempts.
@@ -118,36 +118,63 @@ export const deliverEvent: DeliverEvent = async (input) => {
     });
     if (waitMs > 0 && !waitInActivity) await sleep(waitMs);
     // Workflow time (that of this task): the same on replay.
-    // A held delivery's attempt is sent at its slot, which it waits for.
-    const notBefore = slotAt ?? (waitInActivity ? Date.now() + waitMs : undefined);
-    return retryDelivery({ eventId, target, retryDelaysMs, ...(notBefore ? { notBefore } : {}), ...(slotAt ? { slotAt } : {}) });
+    const notBefore = waitInActivity ? Date.now() + waitMs : undefined;
+    return retryDelivery({ eventId, target, retryDelaysMs, ...(notBefore ? { notBefore } : {}) });
+  };
+
+  /**
+   * A held-back delivery's attempt once it may go: a local activity, as attempt 1 is (it is
+   * the delivery's first attempt, or the next of its schedule), in the task that its timer or
+   * its turn signal woke; `slotAt`: the rate-limit slot it was given, which it waits for.
+   */
+  const attemptNow = (target: DeliveryTarget, attempt: number, slotAt: number | undefined) => {
+    const { attemptDeliveries } = proxyLocalActivities<Activities>({
+      startToCloseTimeout: activityTimeout,
+      retry: INFRASTRUCTURE_RETRY,
+      summary: `attempt ${attempt} of ${total}${slotAt ? ' at its rate-limit slot' : ''}: POST ${target.url.length > 120 ? target.url.slice(0, 119) + '…' : target.url}`,
+    });
+    return attemptDeliveries({ eventId, targets: [target], retryDelaysMs, ...(slotAt ? { slot: { webhookId: target.webhookId, at: slotAt } } : {}) });
   };
 
   /** The attempts to one target; `pause`: it was held back, and waits first. */
   const deliverTo = async (target: DeliveryTarget, waitMs: number, from: number, pause?: DeliveryPause) => {
     for (;;) {
-      const slotAt = pause ? await pauses.waitOut(pause, target) : undefined;
-      const wait = slotAt ? Math.max(0, slotAt - Date.now()) : pause ? 0 : waitMs;
       let result: AttemptResult;
-      try {
-        result = await attemptsTo(target, wait, from, true, slotAt);
-      } catch (err) {
-        // The activity returns on the schedule's last attempt, so its Temporal attempts ran
-        // out only when some of them sent nothing (the database unreachable, a lost worker).
-        // The delivery's remaining attempts get one more activity, without a limit: the
-        // history grows by one activity per URL at most.
-        if (!(err instanceof ActivityFailure)) throw err;
-        const cause = err.cause instanceof ApplicationFailure ? err.cause : undefined;
-        const nextWait = typeof cause?.details?.[0] === 'number' ? cause.details[0] : 0;
-        result = await attemptsTo(target, nextWait, from, false);
+      if (pause) {
+        const slotAt = await pauses.waitOut(pause, target);
+        try {
+          result = await attemptNow(target, pause.attempt, slotAt);
+        } catch {
+          // The database stayed unreachable through the local activity's retries: a regular activity takes over.
+          [pause, waitMs, from] = [undefined, 0, pause.attempt];
+          continue;
+        }
+      } else {
+        try {
+          result = await attemptsTo(target, waitMs, from, true);
+        } catch (err) {
+          // The activity returns on the schedule's last attempt, so its Temporal attempts ran
+          // out only when some of them sent nothing (the database unreachable, a lost worker).
+          // The delivery's remaining attempts get one more activity, without a limit: the
+          // history grows by one activity per URL at most.
+          if (!(err instanceof ActivityFailure)) throw err;
+          const cause = err.cause instanceof ApplicationFailure ? err.cause : undefined;
+          const nextWait = typeof cause?.details?.[0] === 'number' ? cause.details[0] : 0;
+          result = await attemptsTo(target, nextWait, from, false);
+        }
       }
       seen(result);
       await pauses.passTurns(result);
       const outcome = result.outcomes[0];
-      if (!isPause(outcome)) return;
-      // Held back again: its turn was taken meanwhile, or a later try's slot is far off.
-      pause = outcome;
-      from = outcome.attempt;
+      if (isPause(outcome)) {
+        // Held back (again): its turn was taken meanwhile, or a slot is far off.
+        pause = outcome;
+      } else if (pause && outcome?.outcome === 'retry') {
+        // Its attempt failed: the rest of the schedule, as after a first attempt.
+        [pause, waitMs, from] = [undefined, outcome.retryInMs, outcome.attempt + 1];
+      } else {
+        return;
+      }
     }
   };
 

@@ -34,13 +34,15 @@ export interface DeliverEventInput {
 /** Delivers one event to every pending webhook; returns the event's status as the run left it. */
 export type DeliverEvent = (input: DeliverEventInput) => Promise<EventStatus | undefined>;
 
-/** The first attempt: every target at once. */
+/** The first attempt: every target at once (or one a rate limit or order per object held back, once it may go). */
 export interface AttemptInput {
   eventId: string;
   /** The webhooks to attempt now (URLs masked: the input is visible in the Temporal UI). */
   targets: DeliveryTarget[];
   /** Waits between attempts, fixed when the run started; attempts per URL = delays + 1. */
   retryDelaysMs: number[];
+  /** The rate-limit slot (epoch ms) a held delivery to `webhookId` was given: sent at it, no other reserved. */
+  slot?: { webhookId: string; at: number };
 }
 
 /** The remaining attempts to one target. */
@@ -50,8 +52,6 @@ export interface RetryInput {
   retryDelaysMs: number[];
   /** Epoch ms: the first retry's time, when the activity waits for it (workflows/deliver-event.ts). */
   notBefore?: number;
-  /** Epoch ms: the rate-limit slot a held delivery reserved (a `held` outcome's), sent at by the activity's first try. */
-  slotAt?: number;
 }
 
 /**

@@ -29,10 +29,10 @@ export const slotToleranceMs = (perSecond: number) => Math.max(slotSpacingMs(per
 
 /**
  * How long before its slot a held delivery's attempt starts (a durable timer wakes the run
- * then; the activity waits out the rest in the worker), and the longest wait for a slot an
- * attempt makes itself rather than hand back to the run: time for a workflow task and an
- * activity to start, at most 1 s, and about 100 slots' worth, so that a high limit's held
- * deliveries do not fill the retry workers' slots while they wait.
+ * then; its attempt, a local activity, waits out the rest in the worker), and the longest wait
+ * for a slot an attempt makes itself rather than hand back to the run: time for a workflow task
+ * to start, at most 1 s, and about 100 slots' worth, so that a high limit's held deliveries do
+ * not take too many of a worker's task slots while they wait (at 1,000/s: 200 at once).
  */
 export const slotLeadMs = (perSecond: number) => Math.min(1000, Math.max(200, 100 * slotSpacingMs(perSecond)));
 

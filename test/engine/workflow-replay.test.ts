@@ -138,27 +138,33 @@ describe('delivery workflows that waited replay', () => {
     const limited = await createAccount(sys);
     const paced = await startReceiver();
     await webhook(sys, limited.testKey, paced.url, { rate_limit: 1 });
-    // One a second: the third event's slot is about 2 s off, so its run waits on a timer.
-    const held = [];
-    for (let i = 0; i < 3; i++) held.push(await publish(sys, limited.user.id, 'test'));
+    // One a second: of five at once, the last slots are seconds off, so their runs wait on a timer.
+    const held = await Promise.all(Array.from({ length: 5 }, () => publish(sys, limited.user.id, 'test')));
 
     const ordered = await createAccount(sys);
-    const once = await startReceiver((d, i, res) => res.writeHead(i === 0 ? 500 : 200).end());
-    await webhook(sys, ordered.testKey, once.url, { ordering: 'per_object' });
-    // Both about the suite's one tracker: the second waits while the first is retried.
-    const first = await publish(sys, ordered.user.id, 'test');
-    const second = await publish(sys, ordered.user.id, 'test');
+    let first = '';
+    let released = false;
+    // The first event is refused until the second is seen waiting for it.
+    const once = await startReceiver((d, _i, res) => res.writeHead(d.json?.id === first && !released ? 500 : 200).end());
+    const hook: { id: string } = await webhook(sys, ordered.testKey, once.url, { ordering: 'per_object' });
+    // Both about the suite's one tracker.
+    first = (await publish(sys, ordered.user.id, 'test')).id;
+    const second = (await publish(sys, ordered.user.id, 'test')).id;
+    await eventually(async () => (await sys.db.selectFrom('event_deliveries').select('waiting_for').where('event_id', '=', second).where('webhook_id', '=', hook.id).executeTakeFirst())?.waiting_for === first || undefined, 20_000, 'the second event to wait for the first');
+    released = true;
 
-    const closed = async (name: string, acct: { testKey: string }, eventId: string) => {
-      await eventStatus(sys, acct.testKey, eventId, 'completed');
+    const ended = async (eventId: string) => {
       const handle = client.workflow.getHandle(eventId);
       await handle.result();
-      return kept(name, handle);
+      return handle;
     };
-    const runs = [await closed('held-for-the-rate-limit', limited, held[2]!.id), await closed('passed-the-turn', ordered, first.id), await closed('waited-for-its-turn', ordered, second.id)];
-    await Promise.all([paced.close(), once.close()]);
     const has = (h: History, what: (e: temporal.api.history.v1.IHistoryEvent) => unknown) => (h.events ?? []).some(what);
-    expect(has(runs[0]!.history, (e) => e.timerStartedEventAttributes)).toBe(true);
+    const heldHandles = await Promise.all(held.map((e) => ended(e.id)));
+    const histories = await Promise.all(heldHandles.map((h) => h.fetchHistory()));
+    const onTimer = heldHandles[histories.findIndex((h) => has(h, (e) => e.timerStartedEventAttributes))];
+    expect(onTimer, 'a run that waited on a timer for its slot').toBeDefined();
+    const runs = [await kept('held-for-the-rate-limit', onTimer!), await kept('passed-the-turn', await ended(first)), await kept('waited-for-its-turn', await ended(second))];
+    await Promise.all([paced.close(), once.close()]);
     expect(has(runs[1]!.history, (e) => e.signalExternalWorkflowExecutionInitiatedEventAttributes)).toBe(true);
     expect(has(runs[2]!.history, (e) => e.workflowExecutionSignaledEventAttributes)).toBe(true);
     for (const { history, workflowId } of runs) await replay(history, workflowId);
