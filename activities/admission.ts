@@ -1,7 +1,7 @@
 import type { Db } from '../src/db/database';
 import type { DeliveryPause, TargetOutcome } from '../src/engine/contract';
 import { claimTurn, type OrderedDelivery, orderedObjectOf, passTurn } from '../src/engine/ordering';
-import { clearWaiting, reserveSlot, slotLeadMs, slotToleranceMs } from '../src/engine/webhook-rate-limit';
+import { clearWaiting, reserveSlot, slotLeadMs, slotToleranceMs, takeSendTime } from '../src/engine/webhook-rate-limit';
 import type { EventRow } from '../src/events/tables';
 import type { DeliveryOrdering } from '../src/webhooks/tables';
 
@@ -30,7 +30,7 @@ export interface ReservedSlot {
   at: number;
 }
 
-/** Sent now, or at its rate-limit `slot` (`at`, epoch ms, at most `slotLeadMs` away: see `atSlot`). */
+/** Sent now, or from its rate-limit `slot` on (`at`, epoch ms, at most `slotLeadMs` away: see `atSlot`). */
 export interface Admitted<D> {
   delivery: D;
   slot?: RateSlot;
@@ -85,19 +85,19 @@ async function admitOne<D extends AdmissionDelivery>(db: Db, event: EventRow, d:
 
 const heldUntil = (webhookId: string, attempt: number, perSecond: number, slotAt: number): DeliveryPause => ({ webhookId, outcome: 'held', attempt, perSecond, slotAt, wakeAt: slotAt - slotLeadMs(perSecond) });
 
+const sleepUntil = (at: number) => new Promise<void>((resolve) => setTimeout(resolve, Math.max(0, at - Date.now())));
+
 /**
- * Waits for an admitted delivery's slot. A slot the wait overshot by more than
- * `slotToleranceMs` (a busy worker, a held delivery's attempt that started late) is not used,
- * since the request would come too close to the next slot's: another is reserved, waited for
- * when near, or the delivery is held back (the pause is returned) when not.
+ * Waits for an admitted delivery's slot, then takes its send time (src/engine/webhook-rate-limit.ts)
+ * and waits for that; a send time the wait overshot by more than `slotToleranceMs` is not
+ * used (the request would come too close to the next one), another is taken.
  */
-export async function atSlot(db: Db, eventId: string, d: AdmissionDelivery, slot: RateSlot): Promise<DeliveryPause | undefined> {
-  for (let at = slot.at; ; ) {
-    await new Promise<void>((resolve) => setTimeout(resolve, Math.max(0, at - Date.now())));
-    if (Date.now() - at <= slotToleranceMs(slot.perSecond)) return undefined;
-    const next = await reserveSlot(db, { eventId, webhookId: d.webhookId, perSecond: slot.perSecond });
-    if (next.held) return heldUntil(d.webhookId, d.attempts + 1, slot.perSecond, next.slotAt);
-    at = next.slotAt;
+export async function atSlot(db: Db, webhookId: string, slot: RateSlot): Promise<void> {
+  await sleepUntil(slot.at);
+  for (;;) {
+    const at = await takeSendTime(db, webhookId, slot.perSecond);
+    await sleepUntil(at);
+    if (Date.now() - at <= slotToleranceMs(slot.perSecond)) return;
   }
 }
 

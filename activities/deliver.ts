@@ -50,9 +50,7 @@ export function createDeliveryActivities(deps: DeliveryDeps) {
       record({ webhookId, before: delivery, state: 'failed' });
       return { webhookId, outcome: 'stopped', reason: !hook || hook.deletedAt ? 'webhook deleted' : 'webhook disabled' };
     }
-    // A slot missed holds the delivery back after all (nothing sent, nothing recorded).
-    const missed = slot && (await atSlot(db, event.id, delivery, slot));
-    if (missed) return missed;
+    if (slot) await atSlot(db, webhookId, slot);
     // Numbered by the attempts actually sent: an activity retried after an
     // infrastructure error (nothing recorded) does not use up an attempt.
     const attempt = delivery.attempts + 1;

@@ -4,10 +4,10 @@ import { type Kysely, sql } from 'kysely';
  * A webhook's delivery discipline (src/engine/webhook-rate-limit.ts, src/engine/ordering.ts):
  * - `webhooks.rate_limit`: deliveries per second (1–1,000), null for none; `ordering`:
  *   `none` (every webhook so far) or `per_object`.
- * - `webhook_rate_slots`: one row per limited webhook, the next free sending slot. A
- *   delivery reserves the slot it is sent in (one UPDATE), so every worker process shares
- *   one schedule. Logged, unlike the API's counters: after a crash the reserved slots of
- *   held deliveries must still count.
+ * - `webhook_rate_slots`: one row per limited webhook: the next free slot of its queue
+ *   (`next_at`) and the last send time taken (`sent_at`), each moved by one UPDATE, so every
+ *   worker process shares one schedule. Logged, unlike the API's counters: after a crash the
+ *   reserved slots of held deliveries must still count.
  * - `delivery_turns`: per ordered webhook and object, the event whose delivery has its
  *   turn; the primary key is what lets only one have it. The row goes with its event.
  * - `event_deliveries.waiting_for`: why a pending delivery is not being sent, for the
@@ -20,7 +20,8 @@ export async function up(db: Kysely<any>): Promise<void> {
     add column ordering text not null default 'none' check (ordering in ('none', 'per_object'))`.execute(db);
   await sql`create table webhook_rate_slots (
     webhook_id text primary key references webhooks (id) on delete cascade,
-    next_at timestamptz not null)`.execute(db);
+    next_at timestamptz not null,
+    sent_at timestamptz)`.execute(db);
   await sql`create table delivery_turns (
     webhook_id text not null,
     object_id text not null,

@@ -3,27 +3,32 @@ import type { Executor } from '../db/database';
 
 /**
  * A webhook's rate limit (`rate_limit`, deliveries per second), held across every worker
- * process by one row per webhook in PostgreSQL: `webhook_rate_slots.next_at`, the next free
- * sending slot. A delivery reserves its slot with one UPDATE (the later of `next_at` and now,
- * pushing `next_at` one spacing, 1/limit s, on) and is sent at it, so requests leave at
- * least a spacing apart whichever worker sends them: never more than the limit in a second,
- * plus one sent at most `slotToleranceMs` late. Held deliveries queue in the order they
- * reserved, and each wakes once, at its slot.
+ * process by one row per webhook in PostgreSQL (`webhook_rate_slots`), with two schedules
+ * spaced 1/limit s apart:
+ * - `next_at`, the queue: a delivery reserves its *slot* (the later of `next_at` and now,
+ *   pushing `next_at` one spacing on). A slot far off holds the delivery: its run sleeps until
+ *   just before it (a durable timer), so held deliveries wake once each, in the order they came.
+ * - `sent_at`, the send itself: at its slot a delivery takes its *send time* the same way
+ *   from the last one taken, waits for it and sends. However late a delivery comes to its
+ *   slot (a busy worker, a slow workflow task), requests leave at least a spacing apart, and
+ *   a late one only delays the next ones a little instead of wasting its slot: the backlog
+ *   drains at the limit. A request sent more than `slotToleranceMs` after its send time (the
+ *   wait overshot) takes another, so the receiver never gets more than the limit in a second,
+ *   plus one.
  *
  * Not rate-limiter-flexible's RateLimiterPostgres, which the API's limits use: it counts in
  * fixed windows, which lets twice the limit through across a window's edge, and it answers
  * "not now, try in n ms", so every held delivery would poll and whichever polled first would
- * go. The cost is one statement per delivery to a limited webhook; none for the others.
+ * go. The cost is two statements per delivery to a limited webhook; none for the others.
  */
 
 /** The spacing of a limit's slots, in ms. */
 export const slotSpacingMs = (perSecond: number) => 1000 / perSecond;
 
 /**
- * A slot is used only by a request sent at most this late (its attempt started late: a busy
- * or lost worker); a later one reserves a new slot. Half a spacing, leaving the other half to
- * the request's way to the receiver, and at least 50 ms (a high limit's spacing is shorter
- * than a timer's precision).
+ * A request goes only if it is sent at most this long after its send time; otherwise it
+ * takes another. Half a spacing, leaving the other half to the request's way to the
+ * receiver, and at least 50 ms (a high limit's spacing is shorter than a timer's precision).
  */
 export const slotToleranceMs = (perSecond: number) => Math.max(slotSpacingMs(perSecond) / 2, 50);
 
@@ -66,6 +71,17 @@ export async function reserveSlot(db: Executor, { eventId, webhookId, perSecond 
     select ms as wait_ms, ms > ${holdBeyond}::float8 as held from wait`.execute(db);
   const { wait_ms: waitMs, held } = rows[0]!;
   return { slotAt: Date.now() + Math.max(0, waitMs), held };
+}
+
+/** Takes the delivery's send time (epoch ms, this process's clock): a spacing after the last one taken, or now. */
+export async function takeSendTime(db: Executor, webhookId: string, perSecond: number): Promise<number> {
+  const spacing = slotSpacingMs(perSecond);
+  const { rows } = await sql<{ wait_ms: number }>`
+    with now as (select clock_timestamp() as t)
+    insert into webhook_rate_slots as s (webhook_id, next_at, sent_at) values (${webhookId}, (select t from now), (select t from now))
+    on conflict (webhook_id) do update set sent_at = greatest(s.sent_at + ${spacing}::float8 * interval '1 millisecond', (select t from now))
+    returning (extract(epoch from (s.sent_at - (select t from now))) * 1000)::float8 as wait_ms`.execute(db);
+  return Date.now() + Math.max(0, rows[0]!.wait_ms);
 }
 
 /** A held delivery is being sent: it no longer waits (the portal stops saying so). */
