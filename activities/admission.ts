@@ -87,6 +87,9 @@ const heldUntil = (webhookId: string, attempt: number, perSecond: number, slotAt
 
 const sleepUntil = (at: number) => new Promise<void>((resolve) => setTimeout(resolve, Math.max(0, at - Date.now())));
 
+/** Send times taken at most for one request: beyond, a worker whose clock is off, or that is starved, sends anyway. */
+const MAX_SEND_TIMES = 4;
+
 /**
  * Waits for an admitted delivery's slot, then takes its send time (src/engine/webhook-rate-limit.ts)
  * and waits for that; a send time the wait overshot by more than `slotToleranceMs` is not
@@ -94,10 +97,10 @@ const sleepUntil = (at: number) => new Promise<void>((resolve) => setTimeout(res
  */
 export async function atSlot(db: Db, webhookId: string, slot: RateSlot): Promise<void> {
   await sleepUntil(slot.at);
-  for (;;) {
+  for (let taken = 1; ; taken++) {
     const at = await takeSendTime(db, webhookId, slot.perSecond);
     await sleepUntil(at);
-    if (Date.now() - at <= slotToleranceMs(slot.perSecond)) return;
+    if (Date.now() - at <= slotToleranceMs(slot.perSecond) || taken === MAX_SEND_TIMES) return;
   }
 }
 

@@ -73,15 +73,20 @@ export async function reserveSlot(db: Executor, { eventId, webhookId, perSecond 
   return { slotAt: Date.now() + Math.max(0, waitMs), held };
 }
 
-/** Takes the delivery's send time (epoch ms, this process's clock): a spacing after the last one taken, or now. */
+/**
+ * Takes the delivery's send time: a spacing after the last one taken, or now. Epoch ms of
+ * the database's clock, which the workers' share to within a few ms (NTP): a wait measured
+ * from when the answer arrived would shift each send by its round trip, which a busy worker
+ * makes long, and two sends a spacing apart could then leave together.
+ */
 export async function takeSendTime(db: Executor, webhookId: string, perSecond: number): Promise<number> {
   const spacing = slotSpacingMs(perSecond);
-  const { rows } = await sql<{ wait_ms: number }>`
+  const { rows } = await sql<{ at: number }>`
     with now as (select clock_timestamp() as t)
     insert into webhook_rate_slots as s (webhook_id, next_at, sent_at) values (${webhookId}, (select t from now), (select t from now))
     on conflict (webhook_id) do update set sent_at = greatest(s.sent_at + ${spacing}::float8 * interval '1 millisecond', (select t from now))
-    returning (extract(epoch from (s.sent_at - (select t from now))) * 1000)::float8 as wait_ms`.execute(db);
-  return Date.now() + Math.max(0, rows[0]!.wait_ms);
+    returning (extract(epoch from s.sent_at) * 1000)::float8 as at`.execute(db);
+  return rows[0]!.at;
 }
 
 /** A held delivery is being sent: it no longer waits (the portal stops saying so). */
