@@ -16,6 +16,17 @@ import { report, SCENARIO_TIMEOUT_MS, SETTLE_TIMEOUT_MS, unfinished as unfinishe
  */
 const ADMIN = { authorization: `Bearer ${TEST_ENV.SHIPHOOK_ADMIN_TOKEN}` };
 
+/** The arrival times (ms after the first) of the one-second window with the most. */
+function busiest(times: number[]): number[] {
+  const sorted = [...times].sort((a, b) => a - b);
+  let best: number[] = [];
+  for (let i = 0; i < sorted.length; i++) {
+    const inWindow = sorted.filter((t) => t >= sorted[i]! && t < sorted[i]! + 1000);
+    if (inWindow.length > best.length) best = inWindow;
+  }
+  return best.map((t) => t - best[0]!);
+}
+
 describe.sequential('delivery discipline on the production topology', () => {
   let starting: Promise<Cluster> | undefined;
   let cluster: Cluster;
@@ -78,6 +89,8 @@ describe.sequential('delivery discipline on the production topology', () => {
         requests: receiver.deliveries.length,
         distinct: received.size,
         mostInOneSecond: mostInWindow(times),
+        // The arrivals of the busiest second, ms after its first: where a bunch came from, if one did.
+        busiestSecond: busiest(times),
         drainSeconds: times.length ? (Math.max(...times) - Math.min(...times)) / 1000 : null,
         unfinished: await unfinished(account.user.id),
       };
