@@ -1,7 +1,7 @@
 import type { Db } from '../src/db/database';
 import type { DeliveryPause, TargetOutcome } from '../src/engine/contract';
 import { claimTurn, type OrderedDelivery, orderedObjectOf, passTurn } from '../src/engine/ordering';
-import { clearWaiting, reserveSlot, slotLeadMs, slotToleranceMs, takeSendTime } from '../src/engine/webhook-rate-limit';
+import { clearWaiting, reserveSlot, slotLeadMs, takeSendTime } from '../src/engine/webhook-rate-limit';
 import type { EventRow } from '../src/events/tables';
 import type { DeliveryOrdering } from '../src/webhooks/tables';
 
@@ -87,21 +87,23 @@ const heldUntil = (webhookId: string, attempt: number, perSecond: number, slotAt
 
 const sleepUntil = (at: number) => new Promise<void>((resolve) => setTimeout(resolve, Math.max(0, at - Date.now())));
 
-/** Send times taken at most for one request: beyond, a worker whose clock is off, or that is starved, sends anyway. */
-const MAX_SEND_TIMES = 4;
+/**
+ * The longest wait for a send time an attempt makes: sends are queued that far ahead only when
+ * the workers fall far behind their slots (starved of CPU), and an attempt held open that long
+ * could outlive its activity's timeout and be sent twice. The delivery is held instead.
+ */
+const MAX_SEND_WAIT_MS = 5000;
 
 /**
  * Waits for an admitted delivery's slot, then takes its send time (src/engine/webhook-rate-limit.ts)
- * and waits for that; a send time the wait overshot by more than `slotToleranceMs` is not
- * used (the request would come too close to the next one), another is taken.
+ * and waits for that. Returns a pause instead when the send time is far off.
  */
-export async function atSlot(db: Db, webhookId: string, slot: RateSlot): Promise<void> {
+export async function atSlot(db: Db, d: AdmissionDelivery, slot: RateSlot): Promise<DeliveryPause | undefined> {
   await sleepUntil(slot.at);
-  for (let taken = 1; ; taken++) {
-    const at = await takeSendTime(db, webhookId, slot.perSecond);
-    await sleepUntil(at);
-    if (Date.now() - at <= slotToleranceMs(slot.perSecond) || taken === MAX_SEND_TIMES) return;
-  }
+  const at = await takeSendTime(db, d.webhookId, slot.perSecond);
+  if (at - Date.now() > MAX_SEND_WAIT_MS) return heldUntil(d.webhookId, d.attempts + 1, slot.perSecond, at);
+  await sleepUntil(at);
+  return undefined;
 }
 
 /**

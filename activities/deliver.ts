@@ -50,7 +50,9 @@ export function createDeliveryActivities(deps: DeliveryDeps) {
       record({ webhookId, before: delivery, state: 'failed' });
       return { webhookId, outcome: 'stopped', reason: !hook || hook.deletedAt ? 'webhook deleted' : 'webhook disabled' };
     }
-    if (slot) await atSlot(db, webhookId, slot);
+    // Held after all (its send time far off): nothing sent, nothing recorded.
+    const held = slot && (await atSlot(db, delivery, slot));
+    if (held) return held;
     // Numbered by the attempts actually sent: an activity retried after an
     // infrastructure error (nothing recorded) does not use up an attempt.
     const attempt = delivery.attempts + 1;

@@ -12,9 +12,9 @@ import type { Executor } from '../db/database';
  *   from the last one taken, waits for it and sends. However late a delivery comes to its
  *   slot (a busy worker, a slow workflow task), requests leave at least a spacing apart, and
  *   a late one only delays the next ones a little instead of wasting its slot: the backlog
- *   drains at the limit. A request sent more than `slotToleranceMs` after its send time (the
- *   wait overshot) takes another, so the receiver never gets more than the limit in a second,
- *   plus one.
+ *   drains at the limit. The receiver gets no more than the limit in a second, plus one, as
+ *   long as a worker sends within half a spacing of its send time (a worker starved of CPU
+ *   may send later: a timer fires late).
  *
  * Not rate-limiter-flexible's RateLimiterPostgres, which the API's limits use: it counts in
  * fixed windows, which lets twice the limit through across a window's edge, and it answers
@@ -24,13 +24,6 @@ import type { Executor } from '../db/database';
 
 /** The spacing of a limit's slots, in ms. */
 export const slotSpacingMs = (perSecond: number) => 1000 / perSecond;
-
-/**
- * A request goes only if it is sent at most this long after its send time; otherwise it
- * takes another. Half a spacing, leaving the other half to the request's way to the
- * receiver, and at least 50 ms (a high limit's spacing is shorter than a timer's precision).
- */
-export const slotToleranceMs = (perSecond: number) => Math.max(slotSpacingMs(perSecond) / 2, 50);
 
 /**
  * How long before its slot a held delivery's attempt starts (a durable timer wakes the run
