@@ -1,7 +1,7 @@
 import type { Db } from '../src/db/database';
 import type { DeliveryPause, TargetOutcome } from '../src/engine/contract';
 import { claimTurn, type OrderedDelivery, orderedObjectOf, passTurn } from '../src/engine/ordering';
-import { clearWaiting, reserveSlot, slotLeadMs, takeSendTime } from '../src/engine/webhook-rate-limit';
+import { clearWaiting, reserveSlot, slotLeadMs, slotToleranceMs, takeSendTime } from '../src/engine/webhook-rate-limit';
 import type { EventRow } from '../src/events/tables';
 import type { DeliveryOrdering } from '../src/webhooks/tables';
 
@@ -90,20 +90,23 @@ const sleepUntil = (at: number) => new Promise<void>((resolve) => setTimeout(res
 /**
  * The longest wait for a send time an attempt makes: sends are queued that far ahead only when
  * the workers fall far behind their slots (starved of CPU), and an attempt held open that long
- * could outlive its activity's timeout and be sent twice. The delivery is held instead.
+ * could outlive its activity's timeout and be sent twice. The delivery is held again instead.
  */
 const MAX_SEND_WAIT_MS = 5000;
 
 /**
  * Waits for an admitted delivery's slot, then takes its send time (src/engine/webhook-rate-limit.ts)
- * and waits for that. Returns a pause instead when the send time is far off.
+ * and waits for that; sent too late, it takes another, once. Returns a pause instead when the
+ * sends already queued reach too far ahead.
  */
 export async function atSlot(db: Db, d: AdmissionDelivery, slot: RateSlot): Promise<DeliveryPause | undefined> {
   await sleepUntil(slot.at);
-  const at = await takeSendTime(db, d.webhookId, slot.perSecond);
-  if (at - Date.now() > MAX_SEND_WAIT_MS) return heldUntil(d.webhookId, d.attempts + 1, slot.perSecond, at);
-  await sleepUntil(at);
-  return undefined;
+  for (let taken = 1; ; taken++) {
+    const send = await takeSendTime(db, d.webhookId, slot.perSecond, MAX_SEND_WAIT_MS);
+    if (!send.taken) return heldUntil(d.webhookId, d.attempts + 1, slot.perSecond, send.at);
+    await sleepUntil(send.at);
+    if (Date.now() - send.at <= slotToleranceMs(slot.perSecond) || taken === 2) return undefined;
+  }
 }
 
 /**

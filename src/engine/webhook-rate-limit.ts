@@ -12,9 +12,11 @@ import type { Executor } from '../db/database';
  *   from the last one taken, waits for it and sends. However late a delivery comes to its
  *   slot (a busy worker, a slow workflow task), requests leave at least a spacing apart, and
  *   a late one only delays the next ones a little instead of wasting its slot: the backlog
- *   drains at the limit. The receiver gets no more than the limit in a second, plus one, as
- *   long as a worker sends within half a spacing of its send time (a worker starved of CPU
- *   may send later: a timer fires late).
+ *   drains at the limit. A request a worker sends more than `slotToleranceMs` after its send
+ *   time (a starved worker's timer fired late) takes another, once: the receiver gets no more
+ *   than the limit in a second, plus one. Send times are never taken more than 5 s ahead
+ *   (`takeSendTime`), so workers that fall behind hold deliveries again instead of queueing
+ *   sends ever further off.
  *
  * Not rate-limiter-flexible's RateLimiterPostgres, which the API's limits use: it counts in
  * fixed windows, which lets twice the limit through across a window's edge, and it answers
@@ -67,19 +69,32 @@ export async function reserveSlot(db: Executor, { eventId, webhookId, perSecond 
 }
 
 /**
- * Takes the delivery's send time: a spacing after the last one taken, or now. Epoch ms of
- * the database's clock, which the workers' share to within a few ms (NTP): a wait measured
- * from when the answer arrived would shift each send by its round trip, which a busy worker
- * makes long, and two sends a spacing apart could then leave together.
+ * A request goes only if it is sent at most this long after its send time; otherwise it takes
+ * another, once. Half a spacing, leaving the other half to the request's way to the receiver,
+ * and at least 50 ms (a high limit's spacing is shorter than a timer's precision).
  */
-export async function takeSendTime(db: Executor, webhookId: string, perSecond: number): Promise<number> {
+export const slotToleranceMs = (perSecond: number) => Math.max(slotSpacingMs(perSecond) / 2, 50);
+
+/**
+ * Takes the delivery's send time, a spacing after the last one taken or now, unless that is
+ * more than `maxWaitMs` away (workers far behind their slots): then nothing is taken, and `at`
+ * says when there will be room. Epoch ms of the database's clock, which the workers' share to
+ * within a few ms (NTP): a wait measured from when the answer arrived would shift each send by
+ * its round trip, which a busy worker makes long, and sends a spacing apart could leave together.
+ */
+export async function takeSendTime(db: Executor, webhookId: string, perSecond: number, maxWaitMs: number): Promise<{ at: number; taken: boolean }> {
   const spacing = slotSpacingMs(perSecond);
-  const { rows } = await sql<{ at: number }>`
-    with now as (select clock_timestamp() as t)
-    insert into webhook_rate_slots as s (webhook_id, next_at, sent_at) values (${webhookId}, (select t from now), (select t from now))
-    on conflict (webhook_id) do update set sent_at = greatest(s.sent_at + ${spacing}::float8 * interval '1 millisecond', (select t from now))
-    returning (extract(epoch from s.sent_at) * 1000)::float8 as at`.execute(db);
-  return rows[0]!.at;
+  const { rows } = await sql<{ at: number; taken: boolean }>`
+    with now as (select clock_timestamp() as t),
+    taken as (
+      insert into webhook_rate_slots as s (webhook_id, next_at, sent_at) values (${webhookId}, (select t from now), (select t from now))
+      on conflict (webhook_id) do update set sent_at = greatest(s.sent_at + ${spacing}::float8 * interval '1 millisecond', (select t from now))
+        where s.sent_at is null or s.sent_at + ${spacing}::float8 * interval '1 millisecond' <= (select t from now) + ${maxWaitMs}::float8 * interval '1 millisecond'
+      returning s.sent_at
+    )
+    select (extract(epoch from coalesce((select sent_at from taken), (select sent_at + ${spacing}::float8 * interval '1 millisecond' from webhook_rate_slots where webhook_id = ${webhookId}))) * 1000)::float8 as at,
+      exists (select 1 from taken) as taken`.execute(db);
+  return rows[0]!;
 }
 
 /** A held delivery is being sent: it no longer waits (the portal stops saying so). */
