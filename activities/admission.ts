@@ -88,24 +88,29 @@ const heldUntil = (webhookId: string, attempt: number, perSecond: number, slotAt
 const sleepUntil = (at: number) => new Promise<void>((resolve) => setTimeout(resolve, Math.max(0, at - Date.now())));
 
 /**
- * The longest wait for a send time an attempt makes: sends are queued that far ahead only when
- * the workers fall far behind their slots (starved of CPU), and an attempt held open that long
- * could outlive its activity's timeout and be sent twice. The delivery is held again instead.
+ * The longest an attempt waits for a send time it can go at: sends are queued that far ahead,
+ * or a worker misses its send times that long, only when the workers are starved of CPU, and an
+ * attempt held open longer could outlive its activity's timeout and be sent twice. The
+ * delivery is held again instead: its run comes back for it.
  */
 const MAX_SEND_WAIT_MS = 5000;
 
 /**
  * Waits for an admitted delivery's slot, then takes its send time (src/engine/webhook-rate-limit.ts)
- * and waits for that; sent too late, it takes another, once. Returns a pause instead when the
- * sends already queued reach too far ahead.
+ * and waits for that. A request never leaves late: one that missed its send time (the worker's
+ * timer fired late) would go right beside the next one's, so it takes another, until it can go
+ * on time. Returns a pause instead when the sends already queued reach too far ahead, or when
+ * this has gone on for `MAX_SEND_WAIT_MS`.
  */
 export async function atSlot(db: Db, d: AdmissionDelivery, slot: RateSlot): Promise<DeliveryPause | undefined> {
   await sleepUntil(slot.at);
-  for (let taken = 1; ; taken++) {
+  const until = Date.now() + MAX_SEND_WAIT_MS;
+  for (;;) {
     const send = await takeSendTime(db, d.webhookId, slot.perSecond, MAX_SEND_WAIT_MS);
     if (!send.taken) return heldUntil(d.webhookId, d.attempts + 1, slot.perSecond, send.at);
     await sleepUntil(send.at);
-    if (Date.now() - send.at <= slotToleranceMs(slot.perSecond) || taken === 2) return undefined;
+    if (Date.now() - send.at <= slotToleranceMs(slot.perSecond)) return undefined;
+    if (Date.now() >= until) return heldUntil(d.webhookId, d.attempts + 1, slot.perSecond, Date.now());
   }
 }
 

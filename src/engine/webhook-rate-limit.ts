@@ -12,11 +12,11 @@ import type { Executor } from '../db/database';
  *   from the last one taken, waits for it and sends. However late a delivery comes to its
  *   slot (a busy worker, a slow workflow task), requests leave at least a spacing apart, and
  *   a late one only delays the next ones a little instead of wasting its slot: the backlog
- *   drains at the limit. A request a worker sends more than `slotToleranceMs` after its send
- *   time (a starved worker's timer fired late) takes another, once: the receiver gets no more
- *   than the limit in a second, plus one. Send times are never taken more than 5 s ahead
- *   (`takeSendTime`), so workers that fall behind hold deliveries again instead of queueing
- *   sends ever further off.
+ *   drains at the limit. A request is never sent more than `slotToleranceMs` after its send
+ *   time: one a starved worker's timer woke later takes another (activities/admission.ts), so
+ *   the receiver gets no more than the limit in a second, plus one. Send times are never taken
+ *   more than 5 s ahead (`takeSendTime`), so workers that fall behind hold deliveries again
+ *   instead of queueing sends ever further off.
  *
  * Not rate-limiter-flexible's RateLimiterPostgres, which the API's limits use: it counts in
  * fixed windows, which lets twice the limit through across a window's edge, and it answers
@@ -70,7 +70,7 @@ export async function reserveSlot(db: Executor, { eventId, webhookId, perSecond 
 
 /**
  * A request goes only if it is sent at most this long after its send time; otherwise it takes
- * another, once. Half a spacing, leaving the other half to the request's way to the receiver,
+ * another. Half a spacing, leaving the other half to the request's way to the receiver,
  * and at least 50 ms (a high limit's spacing is shorter than a timer's precision).
  */
 export const slotToleranceMs = (perSecond: number) => Math.max(slotSpacingMs(perSecond) / 2, 50);
