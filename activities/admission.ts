@@ -1,7 +1,7 @@
 import type { Db } from '../src/db/database';
 import type { DeliveryPause, TargetOutcome } from '../src/engine/contract';
 import { claimTurn, type OrderedDelivery, orderedObjectOf, passTurn } from '../src/engine/ordering';
-import { clearWaiting, reserveSlot, slotLeadMs, slotToleranceMs, takeSendTime } from '../src/engine/webhook-rate-limit';
+import { clearWaiting, markHeld, reserveSlot, slotLeadMs, slotToleranceMs, takeSendTime } from '../src/engine/webhook-rate-limit';
 import type { EventRow } from '../src/events/tables';
 import type { DeliveryOrdering } from '../src/webhooks/tables';
 
@@ -39,6 +39,8 @@ export interface Admitted<D> {
 export interface RateSlot {
   at: number;
   perSecond: number;
+  /** Its row still says it waits for the rate limit (`waiting_for`): cleared when it is sent. */
+  marked: boolean;
 }
 
 const disciplined = (d: AdmissionDelivery) => {
@@ -79,11 +81,11 @@ async function admitOne<D extends AdmissionDelivery>(db: Db, event: EventRow, d:
     if (slot.held) return heldUntil(webhookId, attempt, perSecond, slot.slotAt);
     at = slot.slotAt;
   }
-  if (d.waitingFor !== null && !ordered) await clearWaiting(db, event.id, webhookId);
-  return { delivery: d, slot: { at, perSecond } };
+  // An ordered delivery's row was cleared by its turn's statement.
+  return { delivery: d, slot: { at, perSecond, marked: d.waitingFor !== null && !ordered } };
 }
 
-const heldUntil = (webhookId: string, attempt: number, perSecond: number, slotAt: number): DeliveryPause => ({ webhookId, outcome: 'held', attempt, perSecond, slotAt, wakeAt: slotAt - slotLeadMs(perSecond) });
+const heldUntil = (webhookId: string, attempt: number, perSecond: number, slotAt: number): DeliveryPause & { outcome: 'held' } => ({ webhookId, outcome: 'held', attempt, perSecond, slotAt, wakeAt: slotAt - slotLeadMs(perSecond) });
 
 const sleepUntil = (at: number) => new Promise<void>((resolve) => setTimeout(resolve, Math.max(0, at - Date.now())));
 
@@ -100,9 +102,16 @@ const MAX_SEND_WAIT_MS = 5000;
  * and waits for that. A request never leaves late: one that missed its send time (the worker's
  * timer fired late) would go right beside the next one's, so it takes another, until it can go
  * on time. Returns a pause instead when the sends already queued reach too far ahead, or when
- * this has gone on for `MAX_SEND_WAIT_MS`.
+ * this has gone on for `MAX_SEND_WAIT_MS`; its row then says it waits, and until when.
  */
-export async function atSlot(db: Db, d: AdmissionDelivery, slot: RateSlot): Promise<DeliveryPause | undefined> {
+export async function atSlot(db: Db, eventId: string, d: AdmissionDelivery, slot: RateSlot): Promise<DeliveryPause | undefined> {
+  const held = await sendTime(db, d, slot);
+  if (held) await markHeld(db, eventId, d.webhookId, held.slotAt);
+  else if (slot.marked) await clearWaiting(db, eventId, d.webhookId);
+  return held;
+}
+
+async function sendTime(db: Db, d: AdmissionDelivery, slot: RateSlot): Promise<(DeliveryPause & { outcome: 'held' }) | undefined> {
   await sleepUntil(slot.at);
   const until = Date.now() + MAX_SEND_WAIT_MS;
   for (;;) {

@@ -54,7 +54,7 @@ export function createDeliveryActivities(deps: DeliveryDeps) {
       return { webhookId, outcome: 'stopped', reason: !hook || hook.deletedAt ? 'webhook deleted' : 'webhook disabled' };
     }
     // Held after all (its send time far off): nothing sent, nothing recorded.
-    const held = slot && (await atSlot(db, delivery, slot));
+    const held = slot && (await atSlot(db, event.id, delivery, slot));
     if (held) return held;
     // Numbered by the attempts actually sent: an activity retried after an
     // infrastructure error (nothing recorded) does not use up an attempt.

@@ -97,6 +97,11 @@ export async function takeSendTime(db: Executor, webhookId: string, perSecond: n
   return rows[0]!;
 }
 
+/** A delivery held again when it came to send (no send time it could go at): the portal says it waits, and until when. */
+export async function markHeld(db: Executor, eventId: string, webhookId: string, at: number): Promise<void> {
+  await db.updateTable('event_deliveries').set({ waiting_for: 'rate_limit', next_attempt_at: new Date(at) }).where('event_id', '=', eventId).where('webhook_id', '=', webhookId).execute();
+}
+
 /** A held delivery is being sent: it no longer waits (the portal stops saying so). */
 export async function clearWaiting(db: Executor, eventId: string, webhookId: string): Promise<void> {
   await db.updateTable('event_deliveries').set({ waiting_for: null }).where('event_id', '=', eventId).where('webhook_id', '=', webhookId).execute();

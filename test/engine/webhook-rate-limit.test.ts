@@ -1,4 +1,5 @@
 import type { Client } from '@temporalio/client';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventStatus, publish, webhook } from '../support/events';
 import { type Account, call, createAccount, errorOf } from '../support/http';
@@ -119,6 +120,24 @@ describe('a rate-limited webhook', () => {
     // Nothing still says it waits.
     const rows = await sys.db.selectFrom('event_deliveries').select('waiting_for').where('webhook_id', '=', hook.id).execute();
     expect(rows.map((r) => r.waiting_for)).toEqual(Array(15).fill(null));
+  });
+
+  it('holds a delivery again when the sends already queued reach too far ahead, says so on its row, and sends it later as attempt 1', async () => {
+    const own = await createAccount(sys);
+    const limited = await receiver();
+    const hook = await webhook(sys, own.testKey, limited.url, { rate_limit: 1 });
+    // Send times taken up to 6 s from now (workers far behind their slots): its slot is now, but no send time it could go at is.
+    await sql`insert into webhook_rate_slots (webhook_id, next_at, sent_at) values (${hook.id}, now(), now() + interval '6 seconds')`.execute(sys.db);
+    const event = await publish(sys, own.user.id, 'test');
+    const row = () => sys.db.selectFrom('event_deliveries').select(['waiting_for', 'next_attempt_at']).where('event_id', '=', event.id).executeTakeFirstOrThrow();
+    const held = await eventually(async () => ((await row()).waiting_for === 'rate_limit' ? row() : undefined), 20_000, 'the delivery to be held again');
+    expect(held.next_attempt_at!.getTime()).toBeGreaterThan(Date.now());
+    expect(limited.deliveries).toHaveLength(0);
+
+    await limited.waitFor(1, 30_000);
+    expect(limited.deliveries[0]!.headers['x-shiphook-attempt']).toBe('1');
+    await eventStatus(sys, own.testKey, event.id, 'completed');
+    expect((await row()).waiting_for).toBeNull();
   });
 
   it('shows a held delivery as waiting for the rate limit: in the run’s timer and current details, and on the portal’s event page', async () => {
