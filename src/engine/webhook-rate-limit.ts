@@ -4,7 +4,7 @@ import type { Executor } from '../db/database';
 /**
  * A webhook's rate limit (`rate_limit`, deliveries per second), held across every worker
  * process by one row per webhook in PostgreSQL (`webhook_rate_slots`), with two schedules
- * spaced 1/limit s apart:
+ * spaced a little over 1/limit s apart (`slotSpacingMs`):
  * - `next_at`, the queue: a delivery reserves its *slot* (the later of `next_at` and now,
  *   pushing `next_at` one spacing on). A slot far off holds the delivery: its run sleeps until
  *   just before it (a durable timer), so held deliveries wake once each, in the order they came.
@@ -12,7 +12,7 @@ import type { Executor } from '../db/database';
  *   from the last one taken, waits for it and sends. However late a delivery comes to its
  *   slot (a busy worker, a slow workflow task), requests leave at least a spacing apart, and
  *   a late one only delays the next ones a little instead of wasting its slot: the backlog
- *   drains at the limit. A request is never sent more than `slotToleranceMs` after its send
+ *   drains at the pace. A request is never sent more than `slotToleranceMs` after its send
  *   time: one a starved worker's timer woke later takes another (activities/admission.ts), so
  *   the receiver gets no more than the limit in a second plus one (plus 5% above 20/s, where
  *   the tolerance's 50 ms floor is more than half a spacing), while the requests' way to it
@@ -26,8 +26,16 @@ import type { Executor } from '../db/database';
  * go. The cost is two statements per delivery to a limited webhook; none for the others.
  */
 
+/**
+ * Requests are paced a tenth under the limit: what the receiver counts in a second is sent
+ * over more than a second, so the way there (the tolerance, then the network and a loaded
+ * machine's scheduling) may stretch by more than a spacing before a second holds one more
+ * than the limit. A limit is a ceiling: the backlog drains at 10/11 of it.
+ */
+const PACE = 1.1;
+
 /** The spacing of a limit's slots, in ms. */
-export const slotSpacingMs = (perSecond: number) => 1000 / perSecond;
+export const slotSpacingMs = (perSecond: number) => (1000 / perSecond) * PACE;
 
 /**
  * How long before its slot a held delivery's attempt starts (a durable timer wakes the run

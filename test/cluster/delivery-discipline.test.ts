@@ -101,7 +101,7 @@ describe.sequential('delivery discipline on the production topology', () => {
       expect(observed.mostInOneSecond, JSON.stringify(observed)).toBeLessThanOrEqual(11);
       // Held deliveries are delayed, not failed: one request each.
       expect(observed.requests).toBe(500);
-      // The backlog drains at the limit (499 spacings of 100 ms): a delivery late to its slot
+      // The backlog drains at the pace (499 spacings of 110 ms): a delivery late to its slot
       // delays the next ones a little, it does not waste its slot. The room is for a loaded machine.
       expect(observed.drainSeconds!, JSON.stringify(observed)).toBeLessThanOrEqual(75);
     } finally {
