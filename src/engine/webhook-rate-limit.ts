@@ -14,10 +14,9 @@ import type { Executor } from '../db/database';
  *   a late one only delays the next ones a little instead of wasting its slot: the backlog
  *   drains at the pace. A request is never sent more than `slotToleranceMs` after its send
  *   time: one a starved worker's timer woke later takes another (activities/admission.ts), so
- *   the receiver gets no more than the limit in a second plus one (plus 5% above 20/s, where
- *   the tolerance's 50 ms floor is more than half a spacing), while the requests' way to it
- *   varies by less than the rest of a spacing. Send times are never taken more than 5 s ahead
- *   (`takeSendTime`), so workers that fall behind hold deliveries again instead of queueing
+ *   the receiver gets no more than the limit in a second plus one while the requests' way to
+ *   it varies by less than a spacing and a tenth of a second (`PACE`). Send times are never
+ *   taken more than 5 s ahead (`takeSendTime`), so workers that fall behind hold deliveries again instead of queueing
  *   sends ever further off.
  *
  * Not rate-limiter-flexible's RateLimiterPostgres, which the API's limits use: it counts in
