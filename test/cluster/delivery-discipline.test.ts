@@ -6,7 +6,7 @@ import { TEST_ENV } from '../support/test-config';
 import { until } from '../fault/harness';
 import { mostInWindow } from '../engine/pauses';
 import { type Cluster, startCluster } from './cluster';
-import { startReceiverProcess } from './receiver-process';
+import { type Arrival, startReceiverProcess } from './receiver-process';
 import { report, SCENARIO_TIMEOUT_MS, SETTLE_TIMEOUT_MS, unfinished as unfinishedEvents } from './scenario';
 
 /**
@@ -81,7 +81,7 @@ describe.sequential('delivery discipline on the production topology', () => {
       );
       const publishedIn = Date.now() - started;
       // At 10/s the 500 take 50 s to drain, whatever the publish rate.
-      let arrivals: { id: string; at: number }[] = [];
+      let arrivals: Arrival[] = [];
       await until(async () => new Set((arrivals = await receiver.arrivals()).map((a) => a.id)).size >= 500, SETTLE_TIMEOUT_MS, 'every event at the receiver').catch(() => undefined);
       const times = arrivals.map((a) => a.at);
       const received = new Set(arrivals.map((a) => a.id));
@@ -99,8 +99,10 @@ describe.sequential('delivery discipline on the production topology', () => {
       report('rate limit 10/s', observed);
       expect(ids.filter((id) => !received.has(id)), JSON.stringify(observed)).toEqual([]);
       expect(observed.mostInOneSecond, JSON.stringify(observed)).toBeLessThanOrEqual(11);
-      // Held deliveries are delayed, not failed: one request each.
-      expect(observed.requests).toBe(500);
+      // Held deliveries are delayed, not failed: each request is its event's attempt 1. (A
+      // request sent again after a workflow task timed out on the loaded machine is the same
+      // attempt: delivery is at least once.)
+      expect(arrivals.filter((a) => a.attempt !== 1), JSON.stringify(observed)).toEqual([]);
       // The backlog drains at the pace (499 spacings of 110 ms): a delivery late to its slot
       // delays the next ones a little, it does not waste its slot. The room is for a loaded machine.
       expect(observed.drainSeconds!, JSON.stringify(observed)).toBeLessThanOrEqual(75);
