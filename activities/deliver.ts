@@ -16,6 +16,8 @@ import { createListenerTransport, isListenerUrl } from '../src/outbound/listener
 import type { CustomHeader } from '../src/webhooks/tables';
 import { redactUrl } from '../src/webhooks/url';
 import { healthFollowUp } from './health';
+import { admit, atSlot, passTurns, type RateSlot } from './admission';
+import type { DeliveryOrdering } from '../src/webhooks/tables';
 import { reportExhausted } from '../src/operational-webhooks/delivery-changes';
 
 /**
@@ -40,14 +42,20 @@ export function createDeliveryActivities(deps: DeliveryDeps) {
   const http = createHttpClient({ ...config.webhooks, timeoutMs: config.attemptTimeoutMs, listeners: createListenerTransport(db, config.databaseUrl) });
   const followUp = healthFollowUp(deps);
 
-  /** One POST to one target; its outcome goes to the recorder as soon as the answer is in. */
-  async function attemptOne(event: EventRow, body: string, delivery: DeliveryWithWebhook, retryDelaysMs: number[], record: (r: AttemptRecord) => void): Promise<TargetOutcome> {
+  /**
+   * One POST to one target (at its rate-limit slot, when it has one); its outcome goes to the
+   * recorder as soon as the answer is in.
+   */
+  async function attemptOne(event: EventRow, body: string, delivery: DeliveryWithWebhook, retryDelaysMs: number[], record: (r: AttemptRecord) => void, slot?: RateSlot): Promise<TargetOutcome> {
     const { webhookId } = delivery;
     const hook = delivery.webhook;
     if (!hook || hook.deletedAt || hook.disabledAt) {
       record({ webhookId, before: delivery, state: 'failed' });
       return { webhookId, outcome: 'stopped', reason: !hook || hook.deletedAt ? 'webhook deleted' : 'webhook disabled' };
     }
+    // Held after all (its send time far off): nothing sent, nothing recorded.
+    const held = slot && (await atSlot(db, event.id, delivery, slot));
+    if (held) return held;
     // Numbered by the attempts actually sent: an activity retried after an
     // infrastructure error (nothing recorded) does not use up an attempt.
     const attempt = delivery.attempts + 1;
@@ -92,7 +100,8 @@ export function createDeliveryActivities(deps: DeliveryDeps) {
 
   /**
    * One attempt of one event to some of its webhooks, in parallel: all of them for
-   * the first attempt (run as a local activity), one for each retry.
+   * the first attempt (run as a local activity), one for each retry. Those a webhook's
+   * order per object or rate limit holds back are not attempted (./admission.ts).
    */
   async function attemptDeliveries(input: AttemptInput): Promise<AttemptResult> {
     const ctx = await loadAttempt(db, input.eventId);
@@ -111,15 +120,17 @@ export function createDeliveryActivities(deps: DeliveryDeps) {
       else if (delivery.state === 'failed') outcomes.push({ webhookId, outcome: 'stopped', reason: 'delivery given up' });
       else toSend.push(delivery);
     }
-    const recorder = attemptRecorder(db, input.eventId, toSend.length);
-    for (const d of toSend) if (d.attempts === 0) deliveryMetrics.firstAttemptSent(ctx.event.created_at);
-    outcomes.push(...(await Promise.all(toSend.map((d) => withLogContext({ webhook_id: d.webhookId }, () => attemptOne(ctx.event, body, d, input.retryDelaysMs, recorder.add))))));
+    const { send, paused } = await admit(db, ctx.event, toSend, input.slot);
+    outcomes.push(...paused);
+    const recorder = attemptRecorder(db, input.eventId, send.length);
+    for (const { delivery: d } of send) if (d.attempts === 0) deliveryMetrics.firstAttemptSent(ctx.event.created_at);
+    outcomes.push(...(await Promise.all(send.map(({ delivery: d, slot }) => withLogContext({ webhook_id: d.webhookId }, () => attemptOne(ctx.event, body, d, input.retryDelaysMs, recorder.add, slot))))));
     const recorded = await recorder.done();
     const status = recorded.status ?? ctx.event.status;
     if (status !== ctx.event.status && (status === 'completed' || status === 'failed')) deliveryMetrics.eventFinished(status);
     await Promise.all(outcomes.map((o) => followUp(o, !!ctx.deliveries.get(o.webhookId)?.webhook?.failingSince, recorded.failureRuns)));
     await reportExhausted(db, ctx.event, outcomes.flatMap((o) => (o.outcome === 'failed' ? [o] : [])), Context.current().info.workflowExecution?.runId ?? '');
-    return { status, outcomes };
+    return { status, outcomes: await passTurns(db, ctx.event, ctx.deliveries, outcomes) };
   }
 
   return {
@@ -182,8 +193,12 @@ export interface DeliveryWithWebhook {
   state: DeliveryState;
   /** Attempts sent so far: the next one is number `attempts + 1`. */
   attempts: number;
+  /** Why it was held back before (./admission.ts). */
+  waitingFor: string | null;
   /** Undefined when the webhook row is gone. */
   webhook?: {
+    rateLimit: number | null;
+    ordering: DeliveryOrdering;
     customHeaders: CustomHeader[];
     secret: string | null;
     /** A rotated-out secret still in its grace period (signs beside `secret`). */
@@ -213,13 +228,13 @@ export async function loadAttempt(db: Db, eventId: string): Promise<AttemptConte
     .leftJoin('event_deliveries as d', 'd.event_id', 'e.id')
     .leftJoin('webhooks as w', 'w.id', 'd.webhook_id')
     .selectAll('e')
-    .select(['d.webhook_id', 'd.url', 'd.state', 'd.attempts', 'w.id as hook_id', 'w.custom_headers', 'w.webhook_secret', 'w.previous_webhook_secret', 'w.previous_secret_expires_at', 'w.disabled_at', 'w.deleted_at', 'w.failing_since'])
+    .select(['d.webhook_id', 'd.url', 'd.state', 'd.attempts', 'd.waiting_for', 'w.id as hook_id', 'w.rate_limit', 'w.ordering', 'w.custom_headers', 'w.webhook_secret', 'w.previous_webhook_secret', 'w.previous_secret_expires_at', 'w.disabled_at', 'w.deleted_at', 'w.failing_since'])
     .where('e.id', '=', eventId)
     .orderBy('d.webhook_id')
     .execute();
   const first = rows[0];
   if (!first) return undefined;
-  const { webhook_id: _w, url: _u, state: _s, attempts: _a, hook_id: _h, custom_headers: _c, webhook_secret: _ws, previous_webhook_secret: _p, previous_secret_expires_at: _pe, disabled_at: _di, deleted_at: _de, failing_since: _f, ...event } = first;
+  const { webhook_id: _w, url: _u, state: _s, attempts: _a, waiting_for: _wf, rate_limit: _rl, ordering: _o, hook_id: _h, custom_headers: _c, webhook_secret: _ws, previous_webhook_secret: _p, previous_secret_expires_at: _pe, disabled_at: _di, deleted_at: _de, failing_since: _f, ...event } = first;
   const deliveries = new Map<string, DeliveryWithWebhook>();
   const sent: { url: string; state: DeliveryState }[] = [];
   for (const r of rows) {
@@ -230,8 +245,11 @@ export async function loadAttempt(db: Db, eventId: string): Promise<AttemptConte
       url: r.url,
       state: r.state,
       attempts: r.attempts,
+      waitingFor: r.waiting_for,
       webhook: r.hook_id
         ? {
+            rateLimit: r.rate_limit,
+            ordering: r.ordering ?? 'none',
             customHeaders: r.custom_headers ?? [],
             secret: r.webhook_secret,
             previousSecret: r.previous_secret_expires_at && r.previous_secret_expires_at.getTime() > Date.now() ? r.previous_webhook_secret : null,

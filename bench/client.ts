@@ -19,17 +19,21 @@ export async function account(origin: string, name: string) {
   return { userId: res.body.user.id as string, testKey: res.body.api_keys[0].key as string };
 }
 
-export async function addWebhook(origin: string, key: string, url: string, eventTypes: string[] | null = null) {
-  const res = await api(origin, 'POST', '/v2/webhooks', { key, body: { webhook: { url, webhook_secret: 'bench-secret', ...(eventTypes ? { event_types: eventTypes } : {}) } } });
+/** `settings`: the webhook's `rate_limit` and `ordering` (bench/run.ts: --rate-limit, --ordering). */
+export type WebhookSettings = { rate_limit?: number; ordering?: 'per_object' };
+
+export async function addWebhook(origin: string, key: string, url: string, eventTypes: string[] | null = null, settings: WebhookSettings = {}) {
+  const res = await api(origin, 'POST', '/v2/webhooks', { key, body: { webhook: { url, webhook_secret: 'bench-secret', ...(eventTypes ? { event_types: eventTypes } : {}), ...settings } } });
   if (res.status !== 201) throw new Error(`webhook: ${res.status} ${JSON.stringify(res.body)}`);
   return res.body;
 }
 
 const EVENT_RESULT = { object: 'Tracker', id: 'trk_bench', status: 'in_transit', weight: 15, tracking_code: 'SIMT000', shipment_id: 'shp_bench' };
-export const newEvent = (userId: string) => ({ user_id: userId, mode: 'test', description: 'tracker.updated', result: EVENT_RESULT, previous_attributes: { status: 'pre_transit' } });
+/** `objectId`: the tracker it is about (`result.id`; an ordered webhook delivers one object's events one after another). */
+export const newEvent = (userId: string, objectId = EVENT_RESULT.id) => ({ user_id: userId, mode: 'test', description: 'tracker.updated', result: { ...EVENT_RESULT, id: objectId }, previous_attributes: { status: 'pre_transit' } });
 
-export async function publish(origin: string, userId: string) {
-  const res = await api(origin, 'POST', '/admin/v1/events', { admin: true, body: newEvent(userId) });
+export async function publish(origin: string, userId: string, objectId?: string) {
+  const res = await api(origin, 'POST', '/admin/v1/events', { admin: true, body: newEvent(userId, objectId) });
   if (res.status !== 201) throw new Error(`publish: ${res.status} ${JSON.stringify(res.body)}`);
   return res.body.id as string;
 }

@@ -1,4 +1,4 @@
-import { account, addWebhook, pool, publish, replayAll, verifyEvents, waitUntil } from './client';
+import { account, addWebhook, pool, publish, replayAll, verifyEvents, waitUntil, type WebhookSettings } from './client';
 import { startCostMeter } from './cost';
 import { round } from './processes';
 import { type BenchReceiver, percentiles, startBenchReceiver } from './receivers';
@@ -6,13 +6,13 @@ import { startStorageMeter } from './storage';
 import { type BenchSystem, benchDb } from './system';
 
 /**
- * An account with three webhooks (or `webhooks` of them), of which the first `subscribed` take
- * every type and the others only `batch.*` (the bench publishes `tracker.updated`).
+ * An account with three webhooks (or `webhooks` of them, each with `settings`), of which the
+ * first `subscribed` take every type and the others only `batch.*` (the bench publishes `tracker.updated`).
  */
-export async function threeReceivers(sys: BenchSystem, name: string, subscribed = 3, webhooks = 3) {
+export async function threeReceivers(sys: BenchSystem, name: string, subscribed = 3, webhooks = 3, settings: WebhookSettings = {}) {
   const acct = await account(sys.origin, name);
   const receivers = await Promise.all(Array.from({ length: webhooks }, () => startBenchReceiver()));
-  for (const [i, r] of receivers.entries()) await addWebhook(sys.origin, acct.testKey, r.url, i < subscribed ? null : ['batch.*']);
+  for (const [i, r] of receivers.entries()) await addWebhook(sys.origin, acct.testKey, r.url, i < subscribed ? null : ['batch.*'], settings);
   return { acct, receivers: receivers.slice(0, subscribed), unsubscribed: receivers.slice(subscribed) };
 }
 
@@ -58,6 +58,8 @@ export async function burst(sys: BenchSystem, n: number, waitMs: number) {
 }
 
 export const WARMUP_SECONDS = 3;
+/** The trackers a steady load's events are about, in turn: an ordered webhook delivers each one's events one after another. */
+const OBJECTS = 100;
 
 /**
  * Publishes at a steady rate for `seconds`, recording each event's send time (epoch ms);
@@ -74,7 +76,7 @@ export async function offer(sys: BenchSystem, userId: string | ((i: number) => s
     if (inflight.size >= 256) await Promise.race(inflight); // never more than 256 open publishes
     const started = performance.timeOrigin + performance.now();
     const n = i;
-    const p: Promise<void> = publish(sys.origin, typeof userId === 'string' ? userId : userId(n))
+    const p: Promise<void> = publish(sys.origin, typeof userId === 'string' ? userId : userId(n), `trk_bench_${n % OBJECTS}`)
       .then((id) => { sentAt.set(id, started); published?.(id, n); }, () => void publishErrors++)
       .finally(() => inflight.delete(p));
     inflight.add(p);
@@ -95,8 +97,8 @@ export const spread = (ids: string[], n: number) => ids.filter((_, i) => i % Mat
  * its 5-second retry. Afterwards, as an operator does after an outage, what still retries
  * is replayed. Either way every event must end completed.
  */
-export async function steadyLoad(sys: BenchSystem, load: { rate: number; seconds: number; waitMs: number; settleMs: number; subscribed?: number; webhooks?: number }, failing?: '500' | 'hang') {
-  const { acct, receivers, unsubscribed } = await threeReceivers(sys, failing ? 'failure' : 'latency', load.subscribed, load.webhooks);
+export async function steadyLoad(sys: BenchSystem, load: { rate: number; seconds: number; waitMs: number; settleMs: number; subscribed?: number; webhooks?: number; webhook?: WebhookSettings }, failing?: '500' | 'hang') {
+  const { acct, receivers, unsubscribed } = await threeReceivers(sys, failing ? 'failure' : 'latency', load.subscribed, load.webhooks, load.webhook);
   const failingReceiver = failing ? receivers[2]! : undefined;
   const healthy = failing ? receivers.slice(0, 2) : receivers;
   if (failingReceiver) failingReceiver.failWith = failing === 'hang' ? 'hang' : 500;
@@ -128,6 +130,7 @@ export async function steadyLoad(sys: BenchSystem, load: { rate: number; seconds
       publish_errors: publishErrors,
       ...(failing ? { failing_endpoint: failing, requests_to_failing_receiver: failingReceiver!.requests } : {}),
       healthy_receivers: healthy.length,
+      ...(load.webhook && Object.keys(load.webhook).length ? { webhook_settings: load.webhook } : {}),
       ...(unsubscribed.length ? { webhooks_not_subscribed: unsubscribed.length, requests_to_unsubscribed: unsubscribed.reduce((n, r) => n + r.requests, 0) } : {}),
       latency_ms: percentiles(samples),
       all_received_within_wait: allReceived,

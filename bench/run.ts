@@ -32,6 +32,8 @@ const FLAGS: Record<string, string> = {
   'failing-endpoint': 'failure: 500 (default) or hang (never answers)',
   subscribed: 'latency: how many of its webhooks take the published type (default: all; the others subscribe elsewhere)',
   webhooks: 'latency: how many webhooks its account has (default 3; with 1, what --subscribed 1 is compared with)',
+  'rate-limit': 'latency: its webhooks take this rate_limit (deliveries/s; at or above --rate it measures the limiter, below it the held backlog)',
+  ordering: 'latency: per_object, its webhooks deliver each of the 100 trackers the events are about one after another',
   'attempt-timeout': "the engine's SHIPHOOK_ATTEMPT_TIMEOUT (default 5s; production's is 15s)",
   topology: 'machine (default), npm-start or compose: which processes run (bench/system.ts)',
   ...Object.assign({}, ...Object.values(LAB).map((s) => s.flags ?? {})),
@@ -81,6 +83,11 @@ const webhooks = Number(flag('webhooks') ?? 3);
 const subscribed = Number(flag('subscribed') ?? webhooks);
 if (![1, 2, 3].includes(webhooks)) usageError('--webhooks must be 1, 2 or 3');
 if (![1, 2, 3].includes(subscribed) || subscribed > webhooks) usageError('--subscribed must be 1, 2 or 3, and at most --webhooks');
+const rateLimit = flag('rate-limit') === undefined ? undefined : Number(flag('rate-limit'));
+if (rateLimit !== undefined && !(Number.isInteger(rateLimit) && rateLimit >= 1 && rateLimit <= 1000)) usageError('--rate-limit must be a whole number from 1 to 1000');
+const ordering = flag('ordering');
+if (ordering !== undefined && ordering !== 'per_object') usageError('--ordering must be per_object');
+const webhookSettings = { ...(rateLimit ? { rate_limit: rateLimit } : {}), ...(ordering ? { ordering: 'per_object' as const } : {}) };
 const topology = (flag('topology') ?? 'machine') as Topology;
 if (!TOPOLOGIES.includes(topology)) usageError(`--topology must be one of ${TOPOLOGIES.join(', ')}`);
 
@@ -153,7 +160,7 @@ const lab: LabContext = { quick, number, results };
 
 try {
   await step('burst', (s) => burst(s, sizes.burstEvents, budget.burstWait));
-  await step('latency', (s) => steadyLoad(s, { ...load, settleMs: budget.settle, subscribed, webhooks }));
+  await step('latency', (s) => steadyLoad(s, { ...load, settleMs: budget.settle, subscribed, webhooks, webhook: webhookSettings }));
   await step('failure', (s) => steadyLoad(s, { ...load, settleMs: budget.replaySettle }, failingEndpoint));
   for (const [name, scenario] of Object.entries(LAB)) await step(name, (s) => scenario.run(s, lab));
 } finally {

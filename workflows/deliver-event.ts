@@ -1,6 +1,7 @@
 import { ActivityFailure, ApplicationFailure, proxyActivities, proxyLocalActivities, setCurrentDetails, sleep, upsertSearchAttributes } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import { type AttemptResult, type DeliverEvent, type DeliveryTarget, EventStatusAttr, type EventStatus } from '../src/engine/contract';
+import { type AttemptResult, type DeliverEvent, type DeliveryPause, type DeliveryTarget, EventStatusAttr, type EventStatus } from '../src/engine/contract';
+import { deliveryPauses, isPause } from './delivery-pauses';
 
 /**
  * A wait before a retry up to this long is spent in the retry activity itself
@@ -44,6 +45,9 @@ export function laterStatus(held: EventStatus | undefined, reported: EventStatus
  * Temporal attempts are limited to the schedule's remaining ones (the UI shows
  * "Attempt k / n", its summary which delivery attempts those are); if infrastructure
  * errors used some of them, the workflow schedules it once more (see below).
+ *
+ * A delivery its webhook's rate limit or order per object held back (no attempt used) waits
+ * in the run (./delivery-pauses.ts), then gets its activity as a retry does.
  */
 export const deliverEvent: DeliverEvent = async (input) => {
   const { eventId, targets, retryDelaysMs } = input;
@@ -66,9 +70,11 @@ export const deliverEvent: DeliverEvent = async (input) => {
     upsertSearchAttributes([{ key: EventStatusAttr, value: attempt.status }]);
   };
 
+  const pauses = deliveryPauses();
   const activityTimeout = input.attemptTimeoutMs + 10_000; // HTTP plus room for SQL and the health report
-  /** `from`: the delivery attempt the retries start with. */
-  let retries: { target: DeliveryTarget; waitMs: number; from: number }[];
+  /** `from`: the delivery attempt the retries start with; `pause`: why it was held back instead. */
+  let retries: { target: DeliveryTarget; waitMs: number; from: number; pause?: DeliveryPause }[];
+  let passing: Promise<void> = Promise.resolve();
   try {
     const { attemptDeliveries } = proxyLocalActivities<Activities>({
       startToCloseTimeout: activityTimeout,
@@ -77,9 +83,12 @@ export const deliverEvent: DeliverEvent = async (input) => {
     });
     const first = await attemptDeliveries({ eventId, targets, retryDelaysMs });
     seen(first);
+    passing = pauses.passTurns(first);
     retries = first.outcomes.flatMap((o) => {
       const target = targets.find((t) => t.webhookId === o.webhookId);
-      return o.outcome === 'retry' && target ? [{ target, waitMs: o.retryInMs, from: o.attempt + 1 }] : [];
+      if (!target) return [];
+      if (isPause(o)) return [{ target, waitMs: 0, from: o.attempt, pause: o }];
+      return o.outcome === 'retry' ? [{ target, waitMs: o.retryInMs, from: o.attempt + 1 }] : [];
     });
   } catch {
     // The fast path gave up (the database stayed unreachable through its retries):
@@ -113,22 +122,63 @@ export const deliverEvent: DeliverEvent = async (input) => {
     return retryDelivery({ eventId, target, retryDelaysMs, ...(notBefore ? { notBefore } : {}) });
   };
 
-  await Promise.all(
-    retries.map(async ({ target, waitMs, from }) => {
-      try {
-        seen(await attemptsTo(target, waitMs, from, true));
-      } catch (err) {
-        // The activity returns on the schedule's last attempt, so its Temporal attempts ran
-        // out only when some of them sent nothing (the database unreachable, a lost worker).
-        // The delivery's remaining attempts get one more activity, without a limit: the
-        // history grows by one activity per URL at most.
-        if (!(err instanceof ActivityFailure)) throw err;
-        const cause = err.cause instanceof ApplicationFailure ? err.cause : undefined;
-        const nextWait = typeof cause?.details?.[0] === 'number' ? cause.details[0] : 0;
-        seen(await attemptsTo(target, nextWait, from, false));
+  /**
+   * A held-back delivery's attempt once it may go: a local activity, as attempt 1 is (it is
+   * the delivery's first attempt, or the next of its schedule), in the task that its timer or
+   * its turn signal woke; `slotAt`: the rate-limit slot it was given, which it waits for.
+   */
+  const attemptNow = (target: DeliveryTarget, attempt: number, slotAt: number | undefined) => {
+    const { attemptDeliveries } = proxyLocalActivities<Activities>({
+      startToCloseTimeout: activityTimeout,
+      retry: INFRASTRUCTURE_RETRY,
+      summary: `attempt ${attempt} of ${total}${slotAt ? ' at its rate-limit slot' : ''}: POST ${target.url.length > 120 ? target.url.slice(0, 119) + '…' : target.url}`,
+    });
+    return attemptDeliveries({ eventId, targets: [target], retryDelaysMs, ...(slotAt ? { slot: { webhookId: target.webhookId, at: slotAt } } : {}) });
+  };
+
+  /** The attempts to one target; `pause`: it was held back, and waits first. */
+  const deliverTo = async (target: DeliveryTarget, waitMs: number, from: number, pause?: DeliveryPause) => {
+    for (;;) {
+      let result: AttemptResult;
+      if (pause) {
+        const slotAt = await pauses.waitOut(pause, target);
+        try {
+          result = await attemptNow(target, pause.attempt, slotAt);
+        } catch {
+          // The database stayed unreachable through the local activity's retries: a regular activity takes over.
+          [pause, waitMs, from] = [undefined, 0, pause.attempt];
+          continue;
+        }
+      } else {
+        try {
+          result = await attemptsTo(target, waitMs, from, true);
+        } catch (err) {
+          // The activity returns on the schedule's last attempt, so its Temporal attempts ran
+          // out only when some of them sent nothing (the database unreachable, a lost worker).
+          // The delivery's remaining attempts get one more activity, without a limit: the
+          // history grows by one activity per URL at most.
+          if (!(err instanceof ActivityFailure)) throw err;
+          const cause = err.cause instanceof ApplicationFailure ? err.cause : undefined;
+          const nextWait = typeof cause?.details?.[0] === 'number' ? cause.details[0] : 0;
+          result = await attemptsTo(target, nextWait, from, false);
+        }
       }
-    }),
-  );
+      seen(result);
+      await pauses.passTurns(result);
+      const outcome = result.outcomes[0];
+      if (isPause(outcome)) {
+        // Held back (again): its turn was taken meanwhile, or a slot is far off.
+        pause = outcome;
+      } else if (pause && outcome?.outcome === 'retry') {
+        // Its attempt failed: the rest of the schedule, as after a first attempt.
+        [pause, waitMs, from] = [undefined, outcome.retryInMs, outcome.attempt + 1];
+      } else {
+        return;
+      }
+    }
+  };
+
+  await Promise.all([passing, ...retries.map(({ target, waitMs, from, pause }) => deliverTo(target, waitMs, from, pause))]);
 
   // Every attempt returned the event status as of its own (serialised) update, and the
   // update that finished the last URL saw the final one (laterStatus keeps it against

@@ -1,6 +1,7 @@
 import type { BenchSystem } from '../system';
 import { batch } from './batch';
 import { floor } from './floor';
+import { held } from './held';
 import { retry } from './retry';
 import { saturation } from './saturation';
 import { soak } from './soak';
@@ -30,4 +31,4 @@ export interface LabContext {
   results: Record<string, Record<string, unknown>>;
 }
 
-export const LAB: Record<string, LabScenario> = { floor, retry, saturation, batch, soak };
+export const LAB: Record<string, LabScenario> = { floor, retry, saturation, batch, soak, held };

@@ -40,13 +40,15 @@ export interface DeliverEventInput {
 /** Delivers one event to every pending webhook; returns the event's status as the run left it (a failed one: once retention ends its wait). */
 export type DeliverEvent = (input: DeliverEventInput) => Promise<EventStatus | undefined>;
 
-/** The first attempt: every target at once. */
+/** The first attempt: every target at once (or one a rate limit or order per object held back, once it may go). */
 export interface AttemptInput {
   eventId: string;
   /** The webhooks to attempt now (URLs masked: the input is visible in the Temporal UI). */
   targets: DeliveryTarget[];
   /** Waits between attempts, fixed when the run started; attempts per URL = delays + 1. */
   retryDelaysMs: number[];
+  /** The rate-limit slot (epoch ms) a held delivery to `webhookId` was given: sent at it, no other reserved. */
+  slot?: { webhookId: string; at: number };
 }
 
 /** The remaining attempts to one target. */
@@ -58,20 +60,39 @@ export interface RetryInput {
   notBefore?: number;
 }
 
+/**
+ * `next`: on an ordered webhook, the event whose delivery may take the object's turn now that
+ * this one settled; its run is told (`turnSignal`).
+ */
 export type TargetOutcome =
-  | { webhookId: string; outcome: 'delivered' }
+  | { webhookId: string; outcome: 'delivered'; next?: string }
   /** Failed with attempts left: the next one is due in `retryInMs`. */
   | { webhookId: string; outcome: 'retry'; attempt: number; responseCode: number; retryInMs: number }
   /** Failed, and that was the last attempt. */
-  | { webhookId: string; outcome: 'failed'; attempt: number; responseCode: number }
+  | { webhookId: string; outcome: 'failed'; attempt: number; responseCode: number; next?: string }
   /** 410 Gone, or the webhook was disabled or deleted: no further attempts. */
-  | { webhookId: string; outcome: 'stopped'; reason: string; gone?: true };
+  | { webhookId: string; outcome: 'stopped'; reason: string; gone?: true; next?: string }
+  | DeliveryPause;
+
+/**
+ * Not sent, and no attempt used (`attempt` is the one it will be): the run waits, then
+ * attempts again. `held`: the webhook's rate limit reserved it the slot `slotAt` (epoch ms),
+ * and its attempt should start at `wakeAt`. `waiting`: the webhook orders per object, and an
+ * earlier event about `objectId` (`behind`, when known) goes first; the run is told when its
+ * turn may have come (`turnSignal`).
+ */
+export type DeliveryPause =
+  | { webhookId: string; outcome: 'held'; attempt: number; perSecond: number; slotAt: number; wakeAt: number }
+  | { webhookId: string; outcome: 'waiting'; attempt: number; objectId: string; behind?: string };
 
 export interface AttemptResult {
   /** The event status after this attempt's outcomes were recorded. */
   status: EventStatus;
   outcomes: TargetOutcome[];
 }
+
+/** An earlier event about the same object settled: the delivery to `webhookId` may have its turn now. */
+export const turnSignal = defineSignal<[{ webhookId: string }]>('turn');
 
 // ---- the webhook health workflow ---------------------------------------------------
 

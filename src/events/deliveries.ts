@@ -235,6 +235,8 @@ export interface DeliveryProgress {
   attempts: number;
   /** When the next attempt is planned; null unless a failed attempt left it pending. */
   next_attempt_at: string | null;
+  /** While pending: why it is not being sent (`rate_limit`, or the earlier event about the same object it waits for); null otherwise. */
+  waiting_for: string | null;
   /** From the attempt log, over every run: the attempts sent, those that failed, and the runs that sent any (the first delivery, then each replay or recovery). */
   sent: number;
   failed: number;
@@ -258,7 +260,7 @@ export async function deliveryProgress(db: Executor, who: Principal, eventId: st
           .as('p'),
       (join) => join.onRef('p.webhook_id', '=', 'd.webhook_id'),
     )
-    .select(['d.webhook_id', 'd.url', 'd.state', 'd.attempts', 'd.next_attempt_at', 'p.sent', 'p.failed', 'p.runs'])
+    .select(['d.webhook_id', 'd.url', 'd.state', 'd.attempts', 'd.next_attempt_at', 'd.waiting_for', 'p.sent', 'p.failed', 'p.runs'])
     .where('d.event_id', '=', eventId)
     .where(ownedBy(who, { table: 'e' }))
     .orderBy('d.webhook_id')
@@ -267,6 +269,7 @@ export async function deliveryProgress(db: Executor, who: Principal, eventId: st
     ...r,
     url: redactUrl(r.url),
     next_attempt_at: r.state === 'pending' && r.next_attempt_at ? isoSeconds(r.next_attempt_at) : null,
+    waiting_for: r.state === 'pending' ? r.waiting_for : null,
     sent: sent ?? 0,
     failed: failed ?? 0,
     // Payloads from before their number was kept count as one run.

@@ -55,6 +55,11 @@ export interface EventDeliveriesTable {
   attempts: ColumnType<number, number | undefined, number>;
   /** When the next attempt is planned, while the delivery is pending after a failed one; null otherwise. */
   next_attempt_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  /**
+   * Why a pending delivery is not being sent: `rate_limit` (held for its webhook's limit until
+   * `next_attempt_at`), or the id of the earlier event about the same object it waits for.
+   */
+  waiting_for: ColumnType<string | null, string | null | undefined, string | null>;
   updated_at: ColumnType<Date, Date | undefined, Date>;
 }
 

@@ -78,7 +78,7 @@ ${deliveries.length === 0 ? html`<p>No webhook to deliver to.</p>` : html`
   <thead><tr><th scope="col">URL</th><th scope="col">State</th><th scope="col">Attempts</th><th scope="col">Next retry</th></tr></thead>
   <tbody>${deliveries.map((d) => html`<tr>
     <th scope="row" class="url">${hasPrefix(d.webhook_id, 'lst') ? html`${breakableUrl(d.url)} <span class="hint">(a <code>shiphook listen</code> session)</span>` : html`<a href="/portal/webhooks/${d.webhook_id}">${breakableUrl(d.url)}</a>`}</th>
-    <td data-label="State"><span class="badge ${d.state}">${d.state === 'pending' ? 'pending' : d.state === 'completed' ? 'delivered' : 'gave up'}</span></td>
+    <td data-label="State"><span class="badge ${d.state}">${d.state === 'pending' ? 'pending' : d.state === 'completed' ? 'delivered' : 'gave up'}</span>${waitsFor(d.waiting_for)}</td>
     <td data-label="Attempts">${attemptsText(d)} <span class="hint">(${d.runs > 1 ? `first delivery and ${d.runs - 1} redeliver${d.runs === 2 ? 'y' : 'ies'}, up to ${totalAttempts} attempts each` : `up to ${totalAttempts}`})</span></td>
     <td data-label="Next retry">${d.next_attempt_at ? html`${when(d.next_attempt_at)} <span class="hint">(${d.runs > 1 ? `${runName(d.runs)}, ` : ''}attempt ${d.attempts + 1} of ${totalAttempts})</span>` : '—'}</td>
   </tr>`)}</tbody>
@@ -92,6 +92,13 @@ ${attempts.length === 0 ? html`<p>No attempts yet.</p>` : numberedByRun(attempts
   <details><summary>Request headers and body</summary>${headerTable(a.request_headers, true)}<pre>${a.request_body}</pre></details>
   <details open><summary>Response headers and body</summary>${headerTable(a.response_headers)}<pre>${a.response_body || '(empty)'}</pre></details>
 </article>`)}`);
+}
+
+/** Why a pending delivery is not being sent: its webhook's rate limit, or an earlier event about the same object (ordering per object). */
+function waitsFor(waitingFor: string | null): Html | string {
+  if (!waitingFor) return '';
+  if (waitingFor === 'rate_limit') return html` <span class="hint">waits for the webhook's rate limit</span>`;
+  return html` <span class="hint">waits for <a class="code" href="/portal/events/${waitingFor}">${waitingFor}</a>, an earlier event about the same object, to be delivered first</span>`;
 }
 
 /**

@@ -28,6 +28,7 @@ import { eventTypesFrom } from './event-types-form';
 import { html } from './html';
 import { bare, IDEMPOTENCY_FIELD, type PageContext } from './layout';
 import { webhookPage, type WebhookRowView, webhooksPage } from './webhook-pages';
+import { deliverySettingsFrom } from './delivery-form';
 import type { z } from '../schema';
 import type { Webhook, WebhookHealth, WebhookSecret } from '../webhooks/webhooks.schema';
 import type { RecoveryView } from '../engine/recovery.schema';
@@ -184,14 +185,14 @@ export function portalRouter(deps: PortalDeps): Router {
     const health = await healthOf(db, hooks);
     return hooks.map((row) => {
       const h = webhookView(row); // masked, as everywhere
-      return { id: h.id, url: h.url, created_at: h.created_at, disabled_at: h.disabled_at, headerNames: h.custom_headers.map((c) => c.name), eventTypes: h.event_types, health: health.get(h.id)! };
+      return { id: h.id, url: h.url, created_at: h.created_at, disabled_at: h.disabled_at, headerNames: h.custom_headers.map((c) => c.name), eventTypes: h.event_types, delivery: { rateLimit: h.rate_limit, ordering: h.ordering }, health: health.get(h.id)! };
     });
   }
   async function showWebhook(req: Request, res: Response, id: string, extra: Partial<PageContext> = {}, newSecret?: { secret: string; previousExpiresAt: string | null }) {
     const params = { id };
     const [hook, health] = await Promise.all([call<WebhookAnswer>(req, res, OPS.getWebhook, { params }), call<HealthAnswer>(req, res, OPS.health, { params })]);
     const [recent, hours] = await Promise.all([recentAttempts(db, who(req), id), hourlyAttempts(db, who(req), id)]);
-    const view: WebhookRowView = { id: hook.id, url: hook.url, created_at: hook.created_at, disabled_at: hook.disabled_at, headerNames: hook.custom_headers.map((c) => c.name), eventTypes: hook.event_types, health };
+    const view: WebhookRowView = { id: hook.id, url: hook.url, created_at: hook.created_at, disabled_at: hook.disabled_at, headerNames: hook.custom_headers.map((c) => c.name), eventTypes: hook.event_types, delivery: { rateLimit: hook.rate_limit, ordering: hook.ordering }, health };
     res.status(extra.errors ? 422 : 200).type('html').send(webhookPage(ctx(req, extra), view, { recent, hours }, newSecret));
   }
   const notice = (req: Request) => (typeof req.query.notice === 'string' ? req.query.notice.slice(0, 200) : undefined);
@@ -205,7 +206,7 @@ export function portalRouter(deps: PortalDeps): Router {
   router.post('/webhooks', async (req, res) => {
     const f = form(req);
     try {
-      const webhook = { url: f.url, webhook_secret: f.webhook_secret || undefined, custom_headers: headersFrom(f), event_types: eventTypesFrom(f) };
+      const webhook = { url: f.url, webhook_secret: f.webhook_secret || undefined, custom_headers: headersFrom(f), event_types: eventTypesFrom(f), ...deliverySettingsFrom(f) };
       const hook = await call<WebhookAnswer>(req, res, OPS.createWebhook, { body: { webhook } });
       back(res, `/portal/webhooks/${hook.id}`, 'Webhook added.');
     } catch (err) {
@@ -220,7 +221,7 @@ export function portalRouter(deps: PortalDeps): Router {
     try {
       const hook = await call<WebhookAnswer>(req, res, OPS.getWebhook, { params });
       // Values are write-only in the form: an empty one keeps the header's current value.
-      const changes: Record<string, unknown> = { custom_headers: headersFrom(f, hook.custom_headers) };
+      const changes: Record<string, unknown> = { custom_headers: headersFrom(f, hook.custom_headers), ...deliverySettingsFrom(f) };
       if (f.remove_secret) changes.webhook_secret = null;
       else if (f.webhook_secret) changes.webhook_secret = f.webhook_secret;
       const eventTypes = eventTypesFrom(f);

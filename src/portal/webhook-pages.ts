@@ -9,6 +9,7 @@ import { successChart } from './chart';
 import { headerFields, headerNamesOf } from './header-form';
 import { eventTypeFields, receivesText, selectionFromForm, selectionOf } from './event-types-form';
 import { formGuards, page, type PageContext, when } from './layout';
+import { deliveryFields, type DeliverySettings, deliveryText } from './delivery-form';
 
 /** The portal's webhook pages: the list with the form to add one, and one webhook with its health and actions. */
 export interface WebhookRowView {
@@ -19,6 +20,8 @@ export interface WebhookRowView {
   headerNames: string[];
   /** Its subscription as stored: null receives every type. */
   eventTypes: string[] | null;
+  /** Its rate limit and ordering; absent: neither. */
+  delivery?: DeliverySettings;
   health: {
     status: HealthState;
     consecutive_failures: number;
@@ -77,6 +80,7 @@ export function webhooksPage(ctx: PageContext, hooks: WebhookRowView[], form: Re
     <input id="webhook_secret" name="webhook_secret" type="password" autocomplete="off">
     ${headerFields(headerNamesOf(form))}
     ${eventTypeFields(selectionFromForm(form))}
+    ${deliveryFields(NO_DISCIPLINE, form.url === undefined ? undefined : form)}
     <button type="submit">Add webhook</button>
   </form>
 </section>`);
@@ -88,8 +92,11 @@ export interface WebhookActivity {
   hours: HourOfAttempts[];
 }
 
+const NO_DISCIPLINE: DeliverySettings = { rateLimit: null, ordering: 'none' };
+
 export function webhookPage(ctx: PageContext, hook: WebhookRowView, activity: WebhookActivity, newSecret?: { secret: string; previousExpiresAt: string | null }): string {
   const health = hook.health;
+  const delivery = hook.delivery ?? NO_DISCIPLINE;
   return page(ctx, hook.url, html`
 <p><a href="/portal/">← All webhooks</a></p>
 <h1 class="url">${breakableUrl(hook.url)}</h1>
@@ -101,6 +108,8 @@ ${newSecret ? html`<section class="secret" aria-labelledby="newsecret"><h2 id="n
 <dl class="facts">
   <dt>Status</dt><dd><span class="badge ${health.status}">${hook.disabled_at ? 'disabled' : health.status}</span>${hook.disabled_at ? html` since ${when(hook.disabled_at)}` : ''}</dd>
   <dt>Receives</dt><dd>${receivesText(hook.eventTypes)}</dd>
+  <dt>Rate limit</dt><dd>${deliveryText(delivery).rate}</dd>
+  <dt>Order</dt><dd>${deliveryText(delivery).ordering}</dd>
   <dt>Last success</dt><dd>${when(health.last_success_at)}</dd>
   <dt>Failures in a row</dt><dd>${health.consecutive_failures}${health.failing_since ? html`, failing since ${when(health.failing_since)}` : ''}</dd>
   <dt>Last error</dt><dd>${lastError(health)}</dd>
@@ -145,6 +154,7 @@ ${hook.disabled_at ? html`<p class="hint">This webhook is disabled: re-enable it
   <label class="check"><input type="checkbox" name="remove_secret" value="1"> Remove the secret (deliveries are not signed)</label>
   ${headerFields(hook.headerNames)}
   ${eventTypeFields(selectionOf(hook.eventTypes))}
+  ${deliveryFields(delivery)}
   <button type="submit">Save</button>
 </form></section>
 <section aria-labelledby="rotate"><h2 id="rotate">Rotate the secret</h2>

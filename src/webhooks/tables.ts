@@ -18,6 +18,10 @@ export interface WebhooksTable {
   custom_headers: ColumnType<CustomHeader[], string | undefined, string>;
   /** The event types and patterns it receives (src/events/type-patterns.ts), as a set; null: every type. */
   event_types: ColumnType<string[] | null, string[] | null | undefined, string[] | null>;
+  /** Deliveries per second at most, over every worker (src/engine/webhook-rate-limit.ts); null: no limit. */
+  rate_limit: ColumnType<number | null, number | null | undefined, number | null>;
+  /** `per_object`: events about one object are sent one after another (src/engine/ordering.ts). */
+  ordering: ColumnType<DeliveryOrdering, DeliveryOrdering | undefined, DeliveryOrdering>;
   disabled_at: Date | null;
   disabled_reason: ColumnType<DisabledReason | null, DisabledReason | null | undefined, DisabledReason | null>;
   /** For `sustained_failures`: the policy that applied when it was disabled (JSON). */
@@ -34,6 +38,16 @@ export interface WebhooksTable {
 export type WebhookRow = Selectable<WebhooksTable>;
 export type NewWebhookRow = Insertable<WebhooksTable>;
 export type WebhookUpdate = Updateable<WebhooksTable>;
+
+/**
+ * How a webhook's deliveries are ordered: `none`, each event on its own (the default), or
+ * `per_object`, the events about one object (`result.id`) one after another.
+ */
+export const DELIVERY_ORDERINGS = ['none', 'per_object'] as const;
+export type DeliveryOrdering = (typeof DELIVERY_ORDERINGS)[number];
+
+/** The highest `rate_limit`, deliveries per second. */
+export const MAX_RATE_LIMIT = 1000;
 
 /**
  * A webhook's health as the health view reports it. `waiting`: re-enabled, and no

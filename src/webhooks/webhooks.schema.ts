@@ -3,7 +3,7 @@ import { EVENT_TYPES } from '../events/types';
 import { normalizeTypePatterns, parseTypePatterns, TYPE_PATTERNS } from '../events/type-patterns';
 import { type InputRules, NOT_STORABLE, storable, z } from '../schema';
 import { Mode } from '../account/api-keys.schema';
-import { DISABLED_REASONS, HEALTH_STATES } from './tables';
+import { DELIVERY_ORDERINGS, DISABLED_REASONS, HEALTH_STATES, MAX_RATE_LIMIT } from './tables';
 
 /** Request and response schemas of webhooks (the API specification, 2.3 and 4.2). */
 export const MAX_SECRET_LENGTH = 1000;
@@ -41,6 +41,29 @@ export const EventTypes = z
     example: ['tracker.*', 'batch.created'],
   });
 
+const RATE_LIMIT_RULE = `must be a whole number of deliveries per second from 1 to ${MAX_RATE_LIMIT}, or null for no limit`;
+
+/** Deliveries per second to the webhook at most, across every worker (src/engine/webhook-rate-limit.ts). */
+const RateLimit = z
+  .number({ error: RATE_LIMIT_RULE })
+  .int({ error: RATE_LIMIT_RULE })
+  .min(1, { error: RATE_LIMIT_RULE })
+  .max(MAX_RATE_LIMIT, { error: RATE_LIMIT_RULE })
+  .nullish()
+  .openapi({
+    description: `Deliveries per second to this webhook at most, attempts and retries together, across every worker (1–${MAX_RATE_LIMIT}); \`null\`: no limit. A delivery over the limit waits for its turn (it uses no attempt and does not count as a failure). Left out on create: none; on update: unchanged.`,
+    example: 10,
+  });
+
+/** How the webhook's deliveries are ordered (src/engine/ordering.ts). */
+const Ordering = z
+  .enum(DELIVERY_ORDERINGS, { error: `must be one of ${DELIVERY_ORDERINGS.join(', ')}` })
+  .optional()
+  .openapi({
+    description: '`none` (the default): every event is delivered on its own. `per_object`: the events about one object (the same `result.id`) are delivered one after another, in the order they were published: the next is sent once the previous one was acknowledged (2XX) or given up. Left out on update: unchanged.',
+    example: 'per_object',
+  });
+
 export const WebhookCreate = z
   .object(
     {
@@ -51,6 +74,8 @@ export const WebhookCreate = z
       webhook_secret: Secret,
       custom_headers: CustomHeaderList.optional(),
       event_types: EventTypes,
+      rate_limit: RateLimit,
+      ordering: Ordering,
     },
     { error: 'must be an object' },
   )
@@ -58,8 +83,8 @@ export const WebhookCreate = z
 
 export const CreateWebhookBody = z.object({ webhook: WebhookCreate }).openapi({ example: { webhook: { url: 'example.com/webhook', webhook_secret: 'sécret' } } });
 
-const UPDATABLE = ['webhook_secret', 'custom_headers', 'event_types'] as const;
-const updatable = { webhook_secret: Secret, custom_headers: CustomHeaderList.optional(), event_types: EventTypes };
+const UPDATABLE = ['webhook_secret', 'custom_headers', 'event_types', 'rate_limit', 'ordering'] as const;
+const updatable = { webhook_secret: Secret, custom_headers: CustomHeaderList.optional(), event_types: EventTypes, rate_limit: RateLimit, ordering: Ordering };
 /** What an update would quietly skip because of its shape: refused, with why (docs/api.md). */
 const URL_FIXED = 'cannot be changed: create a webhook with the new URL, then delete this one';
 const NOTHING_KNOWN = `changes nothing: the fields an update takes are ${UPDATABLE.join(', ')} (an empty body only re-enables)`;
@@ -83,9 +108,9 @@ export const UpdateWebhookBody = z
   })
   .transform((body) => {
     const fields = body.webhook ?? body;
-    return { webhook_secret: fields.webhook_secret, custom_headers: fields.custom_headers, event_types: fields.event_types };
+    return { webhook_secret: fields.webhook_secret, custom_headers: fields.custom_headers, event_types: fields.event_types, rate_limit: fields.rate_limit, ordering: fields.ordering };
   })
-  .openapi({ description: 'Top-level fields (or the same wrapped in `webhook`); any update re-enables a disabled webhook. `custom_headers` replaces the list; `event_types` replaces the subscription (`null`: every type again; left out: unchanged).', example: { webhook_secret: 'new secret' } });
+  .openapi({ description: 'Top-level fields (or the same wrapped in `webhook`); any update re-enables a disabled webhook. `custom_headers` replaces the list; `event_types` replaces the subscription (`null`: every type again; left out: unchanged); `rate_limit` (`null`: none) and `ordering` apply to deliveries not yet waiting.', example: { webhook_secret: 'new secret' } });
 
 export const WEBHOOK_INPUT: InputRules = { code: 'WEBHOOK.INVALID', message: 'The webhook could not be saved.' };
 
@@ -99,6 +124,8 @@ export const Webhook = z
     disabled_at: z.string().nullable().openapi({ format: 'date-time' }),
     custom_headers: z.array(CustomHeader),
     event_types: z.array(z.string()).nullable().openapi({ description: 'The event types and patterns it receives, as stored (each once, sorted); `null`: every type.', example: ['batch.created', 'tracker.*'] }),
+    rate_limit: z.number().int().nullable().openapi({ description: 'Deliveries per second at most; `null`: no limit.', example: 10 }),
+    ordering: z.enum(DELIVERY_ORDERINGS).openapi({ description: '`per_object`: the events about one object are delivered one after another, in publication order.' }),
   })
   .openapi('Webhook');
 

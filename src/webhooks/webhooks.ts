@@ -45,10 +45,12 @@ export function webhookView(row: WebhookRow) {
     disabled_at: row.disabled_at ? isoSeconds(row.disabled_at) : null,
     custom_headers: row.custom_headers,
     event_types: row.event_types,
+    rate_limit: row.rate_limit,
+    ordering: row.ordering,
   };
 }
 
-/** POST /webhooks `{"webhook": {url, webhook_secret?, custom_headers?, event_types?}}`. */
+/** POST /webhooks `{"webhook": {url, webhook_secret?, custom_headers?, event_types?, rate_limit?, ordering?}}`. */
 export async function createWebhook(db: Db, config: Config, who: Principal, input: WebhookInput) {
   const url = await normalizeWebhookUrl(input.url, who.mode, config);
   const secret = input.webhook_secret || null;
@@ -65,6 +67,8 @@ export async function createWebhook(db: Db, config: Config, who: Principal, inpu
         webhook_secret: secret,
         custom_headers: JSON.stringify(headers),
         event_types: input.event_types ?? null,
+        rate_limit: input.rate_limit ?? null,
+        ordering: input.ordering ?? 'none',
       })
       .returningAll()
       .executeTakeFirstOrThrow();
@@ -138,8 +142,9 @@ export async function getWebhook(db: Db, who: Principal, id: string) {
 export type ReportWebhookUpdate = (trx: Executor, webhookId: string, changes: { secret: boolean }) => Promise<void>;
 
 /**
- * PATCH (of a webhook `ownWebhook` found): `webhook_secret`, `custom_headers` (replaces the list) and
- * `event_types` (replaces the subscription; null: every type), for events published afterwards; re-enables.
+ * PATCH (of a webhook `ownWebhook` found): `webhook_secret`, `custom_headers` (replaces the list),
+ * `event_types` (replaces the subscription; null: every type), for events published afterwards,
+ * `rate_limit` (null: none) and `ordering`; re-enables.
  * `health`: told when the update re-enabled a webhook or ended a run of failures.
  */
 export async function updateWebhook(db: Db, who: Principal, hook: WebhookRow, input: WebhookChanges, health: HealthWorkflows, report?: ReportWebhookUpdate) {
@@ -150,6 +155,9 @@ export async function updateWebhook(db: Db, who: Principal, hook: WebhookRow, in
   if (input.webhook_secret !== undefined) Object.assign(changes, { webhook_secret: input.webhook_secret || null, previous_webhook_secret: null, previous_secret_expires_at: null }); // null or "" clears it
   if (input.custom_headers !== undefined) changes.custom_headers = JSON.stringify(input.custom_headers);
   if (input.event_types !== undefined) changes.event_types = input.event_types;
+  // Deliveries already held or waiting keep their place; the change applies to the next ones.
+  if (input.rate_limit !== undefined) changes.rate_limit = input.rate_limit;
+  if (input.ordering !== undefined) changes.ordering = input.ordering;
   const row = await db.transaction().execute(async (trx) => {
     await report?.(trx, hook.id, { secret: input.webhook_secret !== undefined });
     return trx

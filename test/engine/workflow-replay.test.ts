@@ -37,6 +37,9 @@ const BASELINE = [
   'failed-waiting-for-replay',
   'open-waiting-on-timer',
   'open-waiting-in-retry',
+  'held-for-the-rate-limit',
+  'passed-the-turn',
+  'waited-for-its-turn',
   'health-disabled-then-reenabled',
   'health-continued-then-deleted',
 ];
@@ -138,6 +141,45 @@ describe('delivery workflows replay', () => {
       ['open-waiting-on-timer', false],
       ['open-waiting-in-retry', false],
     ]);
+    for (const { history, workflowId } of runs) await replay(history, workflowId);
+  });
+});
+
+describe('delivery workflows that waited replay', () => {
+  it('a delivery held for its webhook’s rate limit; an ordered one that waited for its object’s turn, and the run that passed it on', async () => {
+    const client = await sys.temporal();
+    const limited = await createAccount(sys);
+    const paced = await startReceiver();
+    await webhook(sys, limited.testKey, paced.url, { rate_limit: 1 });
+    // One a second: of five at once, the last slots are seconds off, so their runs wait on a timer.
+    const held = await Promise.all(Array.from({ length: 5 }, () => publish(sys, limited.user.id, 'test')));
+
+    const ordered = await createAccount(sys);
+    let first = '';
+    let released = false;
+    // The first event is refused until the second is seen waiting for it.
+    const once = await startReceiver((d, _i, res) => res.writeHead(d.json?.id === first && !released ? 500 : 200).end());
+    const hook: { id: string } = await webhook(sys, ordered.testKey, once.url, { ordering: 'per_object' });
+    // Both about the suite's one tracker.
+    first = (await publish(sys, ordered.user.id, 'test')).id;
+    const second = (await publish(sys, ordered.user.id, 'test')).id;
+    await eventually(async () => (await sys.db.selectFrom('event_deliveries').select('waiting_for').where('event_id', '=', second).where('webhook_id', '=', hook.id).executeTakeFirst())?.waiting_for === first || undefined, 20_000, 'the second event to wait for the first');
+    released = true;
+
+    const ended = async (eventId: string) => {
+      const handle = client.workflow.getHandle(eventId);
+      await handle.result();
+      return handle;
+    };
+    const has = (h: History, what: (e: temporal.api.history.v1.IHistoryEvent) => unknown) => (h.events ?? []).some(what);
+    const heldHandles = await Promise.all(held.map((e) => ended(e.id)));
+    const histories = await Promise.all(heldHandles.map((h) => h.fetchHistory()));
+    const onTimer = heldHandles[histories.findIndex((h) => has(h, (e) => e.timerStartedEventAttributes))];
+    expect(onTimer, 'a run that waited on a timer for its slot').toBeDefined();
+    const runs = [await kept('held-for-the-rate-limit', onTimer!), await kept('passed-the-turn', await ended(first)), await kept('waited-for-its-turn', await ended(second))];
+    await Promise.all([paced.close(), once.close()]);
+    expect(has(runs[1]!.history, (e) => e.signalExternalWorkflowExecutionInitiatedEventAttributes)).toBe(true);
+    expect(has(runs[2]!.history, (e) => e.workflowExecutionSignaledEventAttributes)).toBe(true);
     for (const { history, workflowId } of runs) await replay(history, workflowId);
   });
 });

@@ -54,7 +54,7 @@ describe('portal rendering', () => {
   });
 
   it('links a delivery to its webhook\'s page, and a listener\'s (which has none) to nothing', () => {
-    const delivery = { state: 'completed' as const, attempts: 1, next_attempt_at: null, sent: 1, failed: 0, runs: 1 };
+    const delivery = { state: 'completed' as const, attempts: 1, next_attempt_at: null, sent: 1, failed: 0, runs: 1, waiting_for: null };
     const event = { id: 'evt_1', description: 'tracker.updated', status: 'completed' as const, created_at: '2030-01-01T00:00:00Z', updated_at: '2030-01-01T00:00:00Z' };
     const [hookId, listenerId] = [newId('hook'), newId('lst')];
     const page = eventPage({ mode: 'test', csrf: 'c' }, event, [

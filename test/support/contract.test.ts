@@ -4,6 +4,7 @@ import { checkResponse } from './contract';
 const webhook = {
   id: 'hook_0192f3a4b5c67d8e9f0a1b2c3d4e5f60', object: 'Webhook', mode: 'test', url: 'https://example.com/h',
   created_at: '2026-01-31T12:00:00Z', disabled_at: null, custom_headers: [], event_types: null,
+  rate_limit: null, ordering: 'none',
 };
 
 describe('the contract check of the test helpers', () => {

@@ -27,6 +27,8 @@ describe('POST /webhooks', () => {
       disabled_at: null,
       custom_headers: [],
       event_types: null,
+      rate_limit: null,
+      ordering: 'none',
     });
     expect(JSON.stringify(res.body)).not.toContain('s3cret');
     const prod = await create(acct.prodKey, { url: 'https://example.com/prod' });
