@@ -92,6 +92,13 @@ async function delivery(answers: Answer[]) {
   return { acct, receiver, hook, event, handle: (await sys.temporal()).workflow.getHandle(event.id) };
 }
 
+/** A run's events so far; none before the dispatcher has started it. */
+const historyOf = async (handle: WorkflowHandle) =>
+  (await handle.fetchHistory().catch((err: Error) => {
+    if (err.name === 'WorkflowNotFoundError' || /NOT_FOUND/.test(err.message)) return { events: [] };
+    throw err;
+  })).events ?? [];
+
 /** A delivery run that ends with `completed`. */
 async function closedRun(name: string, answers: Answer[]) {
   const { acct, receiver, event, handle } = await delivery(answers);
@@ -106,7 +113,7 @@ async function failedRun(name: string) {
   const { acct, receiver, event, handle } = await delivery([status(500)]);
   await eventStatus(sys, acct.testKey, event.id, 'failed');
   const waitsForReplay = (e: temporal.api.history.v1.IHistoryEvent) => e.timerStartedEventAttributes && e.userMetadata?.summary;
-  await eventually(async () => ((await handle.fetchHistory()).events ?? []).some(waitsForReplay) || undefined, 20_000, `${name}: the run to wait for a replay`);
+  await eventually(async () => (await historyOf(handle)).some(waitsForReplay) || undefined, 20_000, `${name}: the run to wait for a replay`);
   const run = await kept(name, handle);
   await handle.terminate('its history is recorded');
   await receiver.close();
@@ -116,7 +123,7 @@ async function failedRun(name: string) {
 /** A delivery run still open, its history recorded once it shows `waiting` (then ended: nothing else needs it). */
 async function openRun(name: string, retryAfterSeconds: number, waiting: (e: temporal.api.history.v1.IHistoryEvent) => unknown) {
   const { receiver, handle } = await delivery([status(503, { 'retry-after': String(retryAfterSeconds) })]);
-  await eventually(async () => ((await handle.fetchHistory()).events ?? []).some(waiting) || undefined, 20_000, `${name}: the run to wait for its retry`);
+  await eventually(async () => (await historyOf(handle)).some(waiting) || undefined, 20_000, `${name}: the run to wait for its retry`);
   const run = await kept(name, handle);
   await handle.terminate('its history is recorded');
   await receiver.close();
