@@ -1,7 +1,7 @@
 import type { PageParams } from './db/paginate';
 import type { IdPrefix } from './ids';
 import type { RequestPart } from './operation';
-import { type InputRules, z } from './schema';
+import { type InputRules, namingParameters, z } from './schema';
 
 /**
  * The query of every paginated list (the API specification, 4.6), as a schema that
@@ -28,7 +28,7 @@ const datetime = (description: string) =>
     description,
   );
 
-const PAGE_INPUT: InputRules = { code: 'PARAMETER.FORBIDDEN', message: 'Invalid pagination parameter.' };
+const PAGE_INPUT: InputRules = { code: 'PARAMETER.FORBIDDEN', message: namingParameters('Invalid pagination parameter') };
 
 /** The query of a list whose records have ids with this prefix. */
 export function pageQuery(prefix: IdPrefix) {

@@ -1,6 +1,6 @@
 import { extendZodWithOpenApi } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
-import { ApiError, type ErrorDetail } from './errors/api-error';
+import { ApiError } from './errors/api-error';
 import type { ErrorCode } from './errors/catalogue';
 
 /**
@@ -92,12 +92,21 @@ function freeFormProblem(root: unknown): string | undefined {
 export interface InputRules {
   /** The catalogue code of a failure; an issue may name its own with `params: {code}`. */
   code: ErrorCode;
-  message?: string;
+  /** Fixed, or made from the problems listed (a query's names each bad parameter: `namingParameters`). */
+  message?: string | ((problems: FieldProblem[]) => string);
   /** The request's wrapper object (`{"webhook": {…}}`): missing → 422 PARAMETER.REQUIRED; fields are named with it (`webhook.url`), as the client sent them. */
   wrapper?: string;
   /** Codes of whole parts of the input, by the first field inside the wrapper (`parcel` → PARCEL.PARAMETERS.INVALID). */
   fieldCodes?: Record<string, ErrorCode>;
 }
+
+type FieldProblem = { field: string; message: string };
+
+/** A message that names each bad parameter and what it takes: `Invalid query parameter: status must be one of …`. */
+export const namingParameters =
+  (what: string) =>
+  (problems: FieldProblem[]): string =>
+    `${what}: ${problems.map((p) => `${p.field} ${p.message}`).join('; ')}.`;
 
 /** Parses `input`; a failure becomes an ApiError with one `{field, message}` per problem. */
 export function parseInput<S extends z.ZodType>(schema: S, input: unknown, rules: InputRules): z.output<S> {
@@ -123,8 +132,8 @@ export function schemaError(issues: readonly z.core.$ZodIssue[], rules: InputRul
   const codeOf = (i: z.core.$ZodIssue) =>
     (i as { params?: { code?: ErrorCode } }).params?.code ?? rules.fieldCodes?.[String(inside(i)[0])] ?? rules.code;
   const code = codeOf(issues[0]!);
-  const details = issues.filter((i) => codeOf(i) === code).map((i) => ({ field: fieldOf(i.path), message: i.message }));
-  return new ApiError(code, rules.message, distinct(details));
+  const details = distinct(issues.filter((i) => codeOf(i) === code).map((i) => ({ field: fieldOf(i.path), message: i.message })));
+  return new ApiError(code, typeof rules.message === 'function' ? rules.message(details) : rules.message, details);
 }
 
 /**
@@ -139,7 +148,7 @@ export function fieldsAsSent(err: unknown, rules: InputRules | undefined): unkno
 }
 
 /** Several checks of one field may fail alike (a pattern and a range): each problem is listed once. */
-function distinct(details: { field: string; message: string }[]): ErrorDetail[] {
+function distinct(details: FieldProblem[]): FieldProblem[] {
   const seen = new Set<string>();
   return details.filter((d) => {
     const key = `${d.field}\u0000${d.message}`;

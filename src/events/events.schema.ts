@@ -1,5 +1,5 @@
 import { EVENT_TYPES } from './types';
-import { freeFormObject, type InputRules, z } from '../schema';
+import { freeFormObject, type InputRules, namingParameters, z } from '../schema';
 import { KEY_FORMAT, KEY_FORMAT_RULE } from '../idempotency/key-material';
 import { Mode } from '../account/api-keys.schema';
 import { EVENT_STATUSES } from './tables';
@@ -65,7 +65,8 @@ export const EVENT_LIST_QUERY = {
       page: eventPage.schema.out.parse(page),
       filter: { status: status || undefined, description: type || undefined, objectId: object_id || undefined, trackingCode: tracking_code || undefined },
     })),
-  rules: eventPage.rules,
+  // A bad filter is not a pagination parameter: the message names whichever parameter it is.
+  rules: { ...eventPage.rules, message: namingParameters('Invalid query parameter') },
 } satisfies RequestPart;
 
 export const Payload = z

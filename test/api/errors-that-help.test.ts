@@ -48,6 +48,10 @@ describe('errors that help', () => {
       expect(res.status).toBe(422);
       expect(errorOf(res).errors).toEqual([{ field: 'page_size', message: 'must be an integer from 1 to 100' }]);
     }
+    // A list without filters: its parameters are the page's, named in the message.
+    const endShippers = await kept(call(sys, 'GET', '/end_shippers?page_size=0', { key: acct.testKey }));
+    expect(endShippers.status).toBe(422);
+    expect(errorOf(endShippers).message).toBe('Invalid pagination parameter: page_size must be an integer from 1 to 100.');
   });
 
   it('names fields as the client sent them, wrapper included, for schema and rule failures alike', async () => {
