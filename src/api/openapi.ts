@@ -84,7 +84,11 @@ function register(registry: OpenAPIRegistry, base: string, operations: readonly 
       operationId: operationId(op),
       tags: [op.tag],
       summary: op.summary,
-      description: [op.description, op.access === 'production key' ? 'Production keys only (a test key gets 403 `MODE.UNAUTHORIZED`).' : undefined].filter(Boolean).join(' ') || undefined,
+      description: [
+        op.sameAs && `The same as \`${op.sameAs} ${base}${openapiPath(op.path)}\`, for clients that cannot send ${op.sameAs} (the official Java client updates with ${op.method}).`,
+        op.description,
+        op.access === 'production key' ? 'Production keys only (a test key gets 403 `MODE.UNAUTHORIZED`).' : undefined,
+      ].filter(Boolean).join(' ') || undefined,
       security: op.access === 'operator' ? ADMIN_AUTH : PUBLIC_AUTH,
       request: {
         ...(op.params ? { params: idParams(op.params) } : {}),

@@ -72,9 +72,9 @@ describe('errors that help', () => {
   });
 
   it('a 405 names the full path with its base', async () => {
-    const caller = await kept(call(sys, 'PUT', '/webhooks/hook_0123456789abcdef0123456789abcdef', { key: acct.testKey }));
+    const caller = await kept(call(sys, 'POST', '/webhooks/hook_0123456789abcdef0123456789abcdef', { key: acct.testKey }));
     expect(caller.status).toBe(405);
-    expect(errorOf(caller).message).toBe('Method not supported for /v2/webhooks/:id; use GET, PATCH, DELETE.');
+    expect(errorOf(caller).message).toBe('Method not supported for /v2/webhooks/:id; use GET, PATCH, PUT, DELETE.');
     const operator = await kept(call(sys, 'DELETE', '/admin/v1/replays/replay_0123456789abcdef0123456789abcdef', { headers: ADMIN }));
     expect(errorOf(operator).message).toBe('Method not supported for /admin/v1/replays/:id; use GET.');
   });
