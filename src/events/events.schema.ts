@@ -1,5 +1,5 @@
 import { EVENT_TYPES } from './types';
-import { freeFormObject, type InputRules, namingParameters, z } from '../schema';
+import { documented, freeFormObject, type InputRules, namingParameters, z } from '../schema';
 import { KEY_FORMAT, KEY_FORMAT_RULE } from '../idempotency/key-material';
 import { Mode } from '../account/api-keys.schema';
 import { EVENT_STATUSES } from './tables';
@@ -100,7 +100,9 @@ export const NewEventBody = z
       user_id: z.string({ error: 'must be a user id' }).regex(/^user_[0-9a-f]{32}$/, 'must be a user id'),
       mode: Mode,
       description,
-      result: freeFormObject('The object the event is about.').refine((r) => typeof r.object === 'string', 'must be an object with a string `object`'),
+      result: freeFormObject('The object the event is about.')
+        .refine((r) => typeof r.object === 'string', 'must be an object with a string `object`')
+        .openapi(documented({ required: ['object'], properties: { object: { type: 'string', description: 'Its type: `Tracker`, `Batch`, …' } } })),
       previous_attributes: freeFormObject('Previous values of the changed attributes.').nullish(),
     },
     { error: 'must be a JSON object' },
