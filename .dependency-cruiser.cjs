@@ -15,9 +15,10 @@
  * - rate limits and ordering of deliveries: the engine wing (src/engine/);
  * - operational webhooks: their own resource folder (src/operational-webhooks/, added to RESOURCES);
  * - the `listen` stream: an operation declared beside the API's others, served by src/api/;
+ *   listeners (src/listeners/): a resource, whose deliveries leave through src/outbound/'s listener transport;
  * - the CLI: src/cli/.
  */
-const RESOURCES = '(account|webhooks|events|end-shippers|shipments|portal-sessions|idempotency)';
+const RESOURCES = '(account|webhooks|events|end-shippers|shipments|portal-sessions|idempotency|operational-webhooks|listeners)';
 const RESOURCE = `^src/${RESOURCES}/`;
 const OPERATIONS = `^src/${RESOURCES}/operations[.]ts$`;
 const TABLES = `^src/${RESOURCES}/tables[.]ts$`;
@@ -31,12 +32,12 @@ const LAYERS = {
   workflows: '^workflows/',
   activities: '^activities/',
   resources: RESOURCE,
-  /** Modules every layer may use (the operation kit and the page query included): they import nothing of shiphook above them. */
-  foundation: '^src/((db|errors|outbound|metrics)/|(config|log|ids|format|version|schema|health|net|operation|pagination)[.]ts$)',
+  /** Modules every layer may use (the operation kit, the page query and telemetry, whose spans every layer makes, included): they import nothing of shiphook above them. */
+  foundation: '^src/((db|errors|outbound|metrics|telemetry)/|(config|log|ids|format|version|schema|health|net|operation|pagination)[.]ts$)',
 };
 const { top: TOP, foundation: FOUNDATION } = LAYERS;
 /** The worker's own modules: the only ones that load the SDK's worker (native core, bundler). */
-const WORKER = '^src/engine/(worker|bundle|runtime|activity-log-ids)[.]ts$';
+const WORKER = '^src/engine/(worker|bundle|runtime|activity-log-ids|worker-tracing)[.]ts$';
 
 /** A package's modules, however it resolves (its own types or @types/…). */
 const pkg = (name) => `^node_modules/(@types/)?${name}/`;

@@ -19,8 +19,10 @@ COPY workflows ./workflows
 COPY activities ./activities
 COPY migrations ./migrations
 COPY tsconfig.json ./
-# Workers load this prebuilt workflow bundle instead of running webpack at every start.
-RUN node bin/shiphook.mjs bundle-workflows /app/workflow-bundle.js
+# Workers load this prebuilt workflow bundle instead of running webpack at every start; those
+# that export traces (OTEL_* set) load the one with tracing beside it (src/engine/bundle.ts).
+RUN node bin/shiphook.mjs bundle-workflows /app/workflow-bundle.js && \
+    node bin/shiphook.mjs bundle-workflows /app/workflow-bundle.traced.js --traced
 ENV SHIPHOOK_WORKFLOW_BUNDLE=/app/workflow-bundle.js
 USER node
 # Node flags: NODE_FLAGS in src/launcher/process-env.ts (Node accepts them only here, not in NODE_OPTIONS).

@@ -12,8 +12,11 @@ import { newId } from '../src/ids';
 import { log, withLogContext } from '../src/log';
 import { attemptOutcome, deliveryMetrics } from '../src/metrics/delivery';
 import { createHttpClient, type SendResult } from '../src/outbound/http-client';
+import { createListenerTransport, isListenerUrl } from '../src/outbound/listener-transport';
 import type { CustomHeader } from '../src/webhooks/tables';
+import { redactUrl } from '../src/webhooks/url';
 import { healthFollowUp } from './health';
+import { reportExhausted } from '../src/operational-webhooks/delivery-changes';
 
 /**
  * Delivery attempts: read what the attempt needs (one statement), build each signed
@@ -34,7 +37,7 @@ export interface DeliveryDeps {
 export function createDeliveryActivities(deps: DeliveryDeps) {
   const { config, db } = deps;
   // Every POST leaves through this client: its connections resolve, check and pin the address.
-  const http = createHttpClient({ ...config.webhooks, timeoutMs: config.attemptTimeoutMs });
+  const http = createHttpClient({ ...config.webhooks, timeoutMs: config.attemptTimeoutMs, listeners: createListenerTransport(db, config.databaseUrl) });
   const followUp = healthFollowUp(deps);
 
   /** One POST to one target; its outcome goes to the recorder as soon as the answer is in. */
@@ -52,14 +55,16 @@ export function createDeliveryActivities(deps: DeliveryDeps) {
     // The Payload's id is made before the POST, so the request can name the record it will be.
     const payloadId = newId('payload');
     const request = signedRequest({ id: event.id, type: event.description, body, test: event.test }, { ...hook, url: delivery.url }, { sentAt: new Date(), number: attempt, payloadId });
-    const result = await http.post(request.url, request.headers, request.body);
+    const traced = () => ({ url: redactUrl(delivery.url), attributes: { 'shiphook.event.id': event.id, 'shiphook.webhook.id': webhookId, 'shiphook.attempt': attempt, 'shiphook.payload.id': payloadId } });
+    const result = await http.post(request.url, request.headers, request.body, traced);
     const measured = attemptOutcome(result.status, result.error, result.reason === 'ADDRESS_REFUSED' || result.reason === 'HTTP_REFUSED');
     deliveryMetrics.attempt(measured, attempt, result.totalTimeMs / 1000);
     log.debug('delivery attempt', { event_id: event.id, webhook_id: webhookId, attempt, outcome: measured, ms: result.totalTimeMs });
     const ok = acknowledges(result.status);
     const gone = result.status === 410;
     // Planned before recording, so the attempt's record carries when the next one is due.
-    const retryInMs = ok || gone || final ? undefined : Math.round(Math.max(retryDelaysMs[attempt - 1]! * (1 - JITTER + Math.random() * 2 * JITTER), retryAfter(result) ?? 0));
+    const delayMs = isListenerUrl(delivery.url) ? Math.min(retryDelaysMs[attempt - 1]!, config.listeners.maxRetryDelayMs) : retryDelaysMs[attempt - 1]!;
+    const retryInMs = ok || gone || final ? undefined : Math.round(Math.max(delayMs * (1 - JITTER + Math.random() * 2 * JITTER), retryAfter(result) ?? 0));
     record({
       webhookId,
       before: delivery,
@@ -102,6 +107,8 @@ export function createDeliveryActivities(deps: DeliveryDeps) {
       if (!delivery) outcomes.push({ webhookId, outcome: 'stopped', reason: 'no delivery for this webhook' });
       // Already acknowledged (a retried activity, or a duplicate run): never deliver twice.
       else if (delivery.state === 'completed') outcomes.push({ webhookId, outcome: 'delivered' });
+      // Given up (its webhook was disabled meanwhile: events/deliveries.ts): a replay or recovery makes it pending again.
+      else if (delivery.state === 'failed') outcomes.push({ webhookId, outcome: 'stopped', reason: 'delivery given up' });
       else toSend.push(delivery);
     }
     const recorder = attemptRecorder(db, input.eventId, toSend.length);
@@ -111,6 +118,7 @@ export function createDeliveryActivities(deps: DeliveryDeps) {
     const status = recorded.status ?? ctx.event.status;
     if (status !== ctx.event.status && (status === 'completed' || status === 'failed')) deliveryMetrics.eventFinished(status);
     await Promise.all(outcomes.map((o) => followUp(o, !!ctx.deliveries.get(o.webhookId)?.webhook?.failingSince, recorded.failureRuns)));
+    await reportExhausted(db, ctx.event, outcomes.flatMap((o) => (o.outcome === 'failed' ? [o] : [])), Context.current().info.workflowExecution?.runId ?? '');
     return { status, outcomes };
   }
 

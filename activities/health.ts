@@ -2,10 +2,14 @@ import type { Config } from '../src/config';
 import type { Db } from '../src/db/database';
 import type { HealthSignals, TargetOutcome } from '../src/engine/contract';
 import { deliveryMetrics } from '../src/metrics/delivery';
+import { hasPrefix } from '../src/ids';
+import { giveUpDeliveriesTo } from '../src/events/deliveries';
 import { log } from '../src/log';
+import { errorText } from '../src/errors/error-text';
 import { policyView } from '../src/webhooks/health-view';
 import type { DisablePolicy } from '../src/webhooks/tables';
-import { disableGoneWebhook, disableIfSustained, type FailureRun, type HealthDecision, recordFailure, recordSuccess } from '../src/webhooks/health';
+import { type FailureRun, type HealthDecision, recordFailure } from '../src/webhooks/health';
+import { disableGoneWebhookReported, disableIfSustainedReported, recordRecovery, reportFailing } from '../src/operational-webhooks/webhook-changes';
 
 /**
  * A webhook's health after its delivery attempts: failures are counted in the webhook
@@ -31,21 +35,26 @@ export interface HealthDeps {
 export function healthFollowUp({ config, db, health }: HealthDeps) {
   return async (outcome: TargetOutcome, wasFailing: boolean, counted: Map<string, FailureRun>): Promise<void> => {
     const { webhookId } = outcome;
+    // A listener's failures show on its developer's terminal; it lives as long as its CLI, so it is never disabled.
+    if (hasPrefix(webhookId, 'lst')) return;
     if (outcome.outcome === 'delivered') {
-      if (wasFailing && (await recordSuccess(db, webhookId))) {
+      if (wasFailing && (await recordRecovery(db, webhookId))) {
         log.info('webhook recovered', { webhook_id: webhookId });
         await health.recovered(webhookId);
       }
     } else if (outcome.outcome === 'retry' || outcome.outcome === 'failed') {
       const run = counted.get(webhookId) ?? (await recordFailure(db, webhookId, new Date()));
-      if (run?.consecutiveFailures === 1) log.info('webhook failing', { webhook_id: webhookId, response_code: outcome.responseCode });
+      if (run?.consecutiveFailures === 1) {
+        log.info('webhook failing', { webhook_id: webhookId, response_code: outcome.responseCode });
+        await reportFailing(db, webhookId, run.failingSince);
+      }
       if (run && repeatsHealthSignal(run.consecutiveFailures, config.disableAfterFailures)) {
         await health.failing(webhookId, run.failingSince);
       }
     } else if (outcome.outcome === 'stopped' && outcome.gone) {
-      if (await disableGoneWebhook(db, webhookId, new Date())) {
+      if (await disableGoneWebhookReported(db, webhookId, new Date())) {
         deliveryMetrics.webhookDisabled('gone');
-        log.info('webhook disabled', { webhook_id: webhookId, reason: 'endpoint_gone' });
+        log.info('webhook disabled', { webhook_id: webhookId, reason: 'endpoint_gone', events_failed: await giveUp(db, webhookId) });
       }
     }
   };
@@ -75,12 +84,28 @@ export function createHealthActivities({ config, db }: { config: Config; db: Db 
    */
   async function decideHealth(webhookId: string, since: number): Promise<HealthDecision> {
     const policy = currentPolicy(config);
-    const decision = await disableIfSustained(db, webhookId, new Date(since), policy, new Date());
+    const decision = await disableIfSustainedReported(db, webhookId, new Date(since), policy, new Date());
     if (decision.verdict === 'disabled') {
       deliveryMetrics.webhookDisabled('failing');
-      log.info('webhook disabled', { webhook_id: webhookId, reason: 'sustained_failures', policy: policyView(policy) });
+      log.info('webhook disabled', { webhook_id: webhookId, reason: 'sustained_failures', policy: policyView(policy), events_failed: await giveUp(db, webhookId) });
     }
     return decision;
   }
   return { decideHealth };
+}
+
+/**
+ * Its deliveries still pending give up now, their events final at once (events/deliveries.ts);
+ * returns how many events that failed. Should it fail, each is given up by its own run's
+ * next attempt, as the disable is done: logged, not retried.
+ */
+async function giveUp(db: Db, webhookId: string): Promise<number> {
+  try {
+    const failed = await giveUpDeliveriesTo(db, webhookId);
+    deliveryMetrics.eventFinished('failed', failed);
+    return failed;
+  } catch (err) {
+    log.warn('could not give up the deliveries of a disabled webhook; their next attempts will', { webhook_id: webhookId, error: errorText(err) });
+    return 0;
+  }
 }

@@ -4,6 +4,7 @@ import type { SweepResult } from '../src/engine/contract';
 import { deleteOldReplays, removeExpiredEvents } from '../src/events/retention';
 import { deleteExpiredIdempotencyKeys } from '../src/idempotency/store';
 import { deleteEndedPortalSessions } from '../src/portal-sessions/portal-sessions';
+import { removeAbandonedListeners } from '../src/listeners/listeners';
 import { dropExpiredPayloadPartitions, keepPayloadPartitionsAhead, sweepDefaultPayloads } from '../src/events/payload-partitions';
 
 /** Rows one activity call removes, each call its own short transaction. */
@@ -43,6 +44,8 @@ export const sweeps: Record<string, Sweep> = {
   replays: batched('replays', ({ config, db }, now) => deleteOldReplays(db, { before: cutoff(config, now), limit: BATCH })),
   // A day after they ended: a link used or expired meanwhile still gets its own page.
   'portal sessions': batched('portal sessions', ({ db }, now) => deleteEndedPortalSessions(db, { before: new Date(now.getTime() - DAY_MS), limit: BATCH })),
+  // Their streams' timers remove them at the grace period's end; this, those whose api stopped first.
+  listeners: batched('listeners', ({ config, db }) => removeAbandonedListeners(db, config, { limit: BATCH })),
 };
 
 export function createRetentionActivities(deps: SweepDeps) {

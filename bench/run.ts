@@ -4,6 +4,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { burst, settle, steadyLoad } from './delivery-scenarios';
 import { LAB, type LabContext } from './lab';
+import { startOtlpReceiver } from '../src/launcher/otlp-receiver';
 import { memorySampler, round } from './processes';
 import { correctness, performanceTargets } from './targets';
 import { type BenchSystem, startBenchSystem, TOPOLOGIES, type Topology } from './system';
@@ -38,6 +39,7 @@ const SWITCHES: Record<string, string> = {
   quick: 'small sizes: a few minutes',
   'temporal-memory': "the dev server's store in memory instead of a file (whose growth the storage figures include)",
   profile: 'api and workers write V8 CPU profiles to bench/results/profiles-<date>/',
+  otel: 'api and workers export traces (OTLP, http/protobuf) to a local receiver that only counts them: what tracing costs',
   help: 'this',
 };
 const USAGE = [
@@ -99,7 +101,10 @@ const budget = {
 
 // The production retry schedule (5s, 5m, 30m, …): the failure scenario measures what a
 // failing endpoint costs in production. A lab scenario may set its own.
-const BASE_ENV = { SHIPHOOK_ATTEMPT_TIMEOUT: flag('attempt-timeout') ?? '5s', SHIPHOOK_DISABLE_AFTER_FAILURES: '1000000', ...(alone ? LAB[alone]!.env : {}) };
+// --otel: the standard variables an operator sets, pointed at a receiver that answers and counts.
+const otlp = values.otel ? await startOtlpReceiver({ keep: false }) : undefined;
+const OTEL_ENV: Record<string, string> = otlp ? { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf' } : {};
+const BASE_ENV = { SHIPHOOK_ATTEMPT_TIMEOUT: flag('attempt-timeout') ?? '5s', SHIPHOOK_DISABLE_AFTER_FAILURES: '1000000', ...OTEL_ENV, ...(alone ? LAB[alone]!.env : {}) };
 const log = (msg: string) => process.stderr.write(`[bench] ${new Date().toISOString().slice(11, 19)} ${msg}\n`);
 
 const started = performance.now();
@@ -151,6 +156,7 @@ try {
 } finally {
   memory.stop();
   await stopSystem();
+  await otlp?.close();
 }
 
 const doc = {
@@ -162,6 +168,8 @@ const doc = {
   budgets_ms: budget,
   services: { topology, postgres: process.env.DATABASE_URL ? 'external' : 'embedded', temporal: process.env.TEMPORAL_ADDRESS ? 'external' : `dev server, store ${sys.temporalDbFile ? 'in a file' : 'in memory'}` },
   engine_env: BASE_ENV,
+  // What the receiver got (the processes send their last spans as they stop).
+  ...(otlp ? { traces_exported: { requests: otlp.counts().requests, mb: round(otlp.counts().bytes / 2 ** 20) } } : {}),
   seconds_total: round((performance.now() - started) / 1000),
   seconds_per_scenario: seconds,
   // PSS sampled from /proc over the whole run (each scenario reports its own).

@@ -25,7 +25,7 @@ export interface BenchSystem {
   processes(): Record<string, number>;
   /** Restarts both workers with extra env (the retry schedule is fixed by the dispatcher at workflow start). */
   restartWorkers(env: Record<string, string>): Promise<void>;
-  /** Delivery workflows still running (all accounts, or one user's). */
+  /** Delivery workflows still at work (all accounts, or one user's): a failed event's run, open until a replay, is not. */
   runningDeliveries(userId?: string): Promise<number>;
   stop(): Promise<void>;
 }
@@ -121,7 +121,7 @@ export async function startBenchSystem(env: Record<string, string>, opts: { prof
       },
       async runningDeliveries(userId) {
         const byUser = userId ? ` AND ShiphookUserId = "${userId}"` : '';
-        return (await temporal.workflow.count(`WorkflowType = "deliverEvent" AND ExecutionStatus = "Running"${byUser}`)).count;
+        return (await temporal.workflow.count(`WorkflowType = "deliverEvent" AND ExecutionStatus = "Running" AND (ShiphookEventStatus IS NULL OR ShiphookEventStatus != "failed")${byUser}`)).count;
       },
       stop,
     };

@@ -11,11 +11,19 @@ const USAGE = `usage: shiphook <command>
             (password: first line of stdin with --password-stdin, or SHIPHOOK_NEW_USER_PASSWORD; never argv)
   admin retention --now   run the retention schedule at once; prints what it removed
   events replay [--status S] [--user-id U] [--webhook-id H] [--since T] [--until T]
+
+  listen --forward-to URL [--events LIST] [--live]   forward the key's events to this machine
+  trigger TYPE              publish a test event of TYPE (tracker.updated, …) for the key's user
+  events resend EVENT_ID [--webhook ID]               deliver an event again
+            (these three use the API: --url of the server, default \`npm start\`'s; --api-key,
+            SHIPHOOK_API_KEY, or \`npm start\`'s test key; each takes --help)
+
   bundle-workflows FILE   write the workers' workflow bundle (then set SHIPHOOK_WORKFLOW_BUNDLE=FILE)
+            with --traced: that of workers that export traces, which find it beside theirs (x.js → x.traced.js)
   keys      print the seeded user's keys as shell variables: eval "$(npx shiphook keys)"
   provision fetch the tools the project runs but does not ship (the temporal CLI), if missing
   temporal ARGS…  that temporal CLI, at TEMPORAL_ADDRESS or \`npm start\`'s dev server, e.g.
-            npx shiphook temporal workflow list --query "ShiphookEventStatus='failed'"
+            npx shiphook temporal workflow list --query "ExecutionStatus='Running' AND ShiphookEventStatus='failed'"
 `;
 
 const [command, ...args] = process.argv.slice(2);
@@ -37,12 +45,15 @@ const commands: Record<string, () => Promise<void>> = {
   migrate: async () => (await import('./cli/migrate')).runMigrate(config),
   admin: async () => (await import('./cli/admin')).runAdmin(config, args),
   events: async () => (await import('./cli/events')).runEvents(config, args),
+  listen: async () => (await import('./cli/listen')).runListen(config, args),
+  trigger: async () => (await import('./cli/trigger')).runTrigger(config, args),
   keys: async () => (await import('./cli/dev-state')).printSeededKeys(config.dataDir),
   provision: async () => (await import('./cli/provision')).runProvision(config, args),
   temporal: async () => (await import('./cli/temporal')).runTemporal(config, args),
   'bundle-workflows': async () => {
-    if (!args[0]) throw new Error('usage: shiphook bundle-workflows FILE');
-    await (await import('./engine/bundle')).bundleWorkflows(args[0]);
+    const file = args.find((a) => !a.startsWith('--'));
+    if (!file) throw new Error('usage: shiphook bundle-workflows FILE [--traced]');
+    await (await import('./engine/bundle')).bundleWorkflows(file, { traced: args.includes('--traced') });
   },
 };
 
@@ -59,8 +70,9 @@ function settings(): Config {
 
 const run = command ? commands[command] : undefined;
 if (!run) {
-  process.stderr.write(USAGE);
-  process.exit(command ? 2 : 0);
+  const help = !command || command === '--help' || command === '-h' || command === 'help';
+  (help ? process.stdout : process.stderr).write(USAGE);
+  process.exit(help ? 0 : 2);
 }
 try {
   await run();

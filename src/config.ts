@@ -70,6 +70,15 @@ export interface Config {
   eventRetentionMs: number;
   /** How often the retention schedule runs (a Temporal Schedule, one run at a time). */
   retentionEveryMs: number;
+  /** `shiphook listen`'s listeners (src/listeners/). */
+  listeners: {
+    /** How long a listener whose stream dropped is kept (its deliveries queued) for its CLI to reconnect; then it is removed. */
+    graceMs: number;
+    /** How often an open stream sends a keep-alive and marks its listener seen; under half the grace. */
+    heartbeatMs: number;
+    /** The longest wait between attempts to a listener, whatever the retry schedule says: a developer waits at the terminal. */
+    maxRetryDelayMs: number;
+  };
   worker: {
     /**
      * What a worker process serves: `all` (one process does everything), `deliveries`
@@ -110,6 +119,14 @@ export interface Config {
     httpHost: string;
   };
   logLevel: 'debug' | 'info' | 'warn' | 'error';
+  /**
+   * Export OpenTelemetry traces (docs/operations.md, Traces): on when the standard
+   * variables name an exporter, OTEL_EXPORTER_OTLP_ENDPOINT (or …_TRACES_ENDPOINT) or
+   * OTEL_TRACES_EXPORTER, unless OTEL_SDK_DISABLED=true or OTEL_TRACES_EXPORTER=none.
+   * Off: no SDK started, no interceptor installed, no span made. The SDK reads the rest
+   * (protocol, sampler, service name, headers) from the same variables itself.
+   */
+  tracing: boolean;
 }
 
 export type WorkerRole = 'all' | 'deliveries' | 'retries';
@@ -155,6 +172,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   if (config.retentionEveryMs < MIN_RETENTION_MS) {
     throw refuse('SHIPHOOK_RETENTION_EVERY', env.SHIPHOOK_RETENTION_EVERY, 'a duration of at least 1m (a Temporal Schedule runs at most once a minute here)');
+  }
+  if (config.listeners.heartbeatMs * 2 > config.listeners.graceMs) {
+    throw new Error('SHIPHOOK_LISTENER_HEARTBEAT must be at most half of SHIPHOOK_LISTENER_GRACE (a connected listener must never look gone)');
   }
   if (config.worker.workflowTaskSlots < 2) {
     throw refuse('SHIPHOOK_WORKER_TASK_SLOTS', env.SHIPHOOK_WORKER_TASK_SLOTS, 'at least 2 (with fewer the worker would run no first attempt, or one at a time)');
@@ -210,6 +230,11 @@ function readConfig(env: NodeJS.ProcessEnv): Config {
     testTrackerStepMs: duration(env.SHIPHOOK_TEST_TRACKER_STEP || '1m', 'SHIPHOOK_TEST_TRACKER_STEP'),
     eventRetentionMs: duration(env.SHIPHOOK_EVENT_RETENTION || '30d', 'SHIPHOOK_EVENT_RETENTION'),
     retentionEveryMs: duration(env.SHIPHOOK_RETENTION_EVERY || '1h', 'SHIPHOOK_RETENTION_EVERY'),
+    listeners: {
+      graceMs: duration(env.SHIPHOOK_LISTENER_GRACE || '60s', 'SHIPHOOK_LISTENER_GRACE'),
+      heartbeatMs: duration(env.SHIPHOOK_LISTENER_HEARTBEAT || '15s', 'SHIPHOOK_LISTENER_HEARTBEAT'),
+      maxRetryDelayMs: duration(env.SHIPHOOK_LISTENER_MAX_RETRY_DELAY || '10s', 'SHIPHOOK_LISTENER_MAX_RETRY_DELAY'),
+    },
     worker: {
       role: oneOf(env.SHIPHOOK_WORKER_ROLE, WORKER_ROLES, 'all', 'SHIPHOOK_WORKER_ROLE'),
       workflowTaskSlots: int(env.SHIPHOOK_WORKER_TASK_SLOTS, 500, 'SHIPHOOK_WORKER_TASK_SLOTS'),
@@ -221,6 +246,7 @@ function readConfig(env: NodeJS.ProcessEnv): Config {
       httpHost: env.SHIPHOOK_WORKER_HTTP_HOST || '127.0.0.1',
     },
     logLevel: (['debug', 'info', 'warn', 'error'] as const).find((l) => l === env.LOG_LEVEL) ?? 'info',
+    tracing: env.OTEL_SDK_DISABLED !== 'true' && env.OTEL_TRACES_EXPORTER !== 'none' && Boolean(env.OTEL_EXPORTER_OTLP_ENDPOINT || env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || env.OTEL_TRACES_EXPORTER),
   };
 }
 

@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
  * id is ordering by creation and `before_id`/`after_id` are index range scans.
  */
 export type IdPrefix =
-  | 'user' | 'ak' | 'hook' | 'evt' | 'payload' | 'es' | 'shp' | 'rate' | 'trk' | 'adr' | 'prcl' | 'pl' | 'fee' | 'ps' | 'replay';
+  | 'user' | 'ak' | 'hook' | 'evt' | 'payload' | 'es' | 'shp' | 'rate' | 'trk' | 'adr' | 'prcl' | 'pl' | 'fee' | 'ps' | 'replay' | 'lst';
 
 let lastMs = 0n;
 let lastRandom = 0n;

@@ -13,8 +13,8 @@ import { fieldsAsSent, type InputRules, parseInput, type z } from './schema';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
-/** Who may call: any API key of the user, only a production key, or the operator (the admin token). */
-export type Access = 'any key' | 'production key' | 'operator';
+/** Who may call: any API key of the user, only a production key, only a test key (it makes test data), or the operator (the admin token). */
+export type Access = 'any key' | 'production key' | 'test key' | 'operator';
 
 /** The tighter per-account rate limits of costly operations (api/rate-limit.ts counts them). */
 export type RateBucket = 'replays' | 'purchases' | 'children' | 'passwordChecks';
@@ -46,6 +46,23 @@ export interface OperationText {
   description?: string;
   /** Operations that take an id from the response: `'METHOD /path'` → JSON pointer into the body. */
   links?: Record<`${Method} /${string}`, string>;
+}
+
+/**
+ * An answer streamed as server-sent events (`text/event-stream`) rather than one JSON
+ * body: what the handler of an operation declared with `stream` returns. The router
+ * writes the events as `run` sends them and ends the answer when `run` returns; `signal`
+ * aborts when the client goes away.
+ */
+export interface EventStream {
+  run(sink: EventSink, signal: AbortSignal): Promise<void>;
+}
+
+export interface EventSink {
+  /** One event: its name and its data (written as one line of JSON). */
+  send(event: string, data: unknown): void;
+  /** A comment line: keeps the connection, and the proxies on its way, from going idle. */
+  comment(text: string): void;
 }
 
 /** The request as the router hands it over: path parameters, the query (one string each) and the JSON body. */
@@ -85,6 +102,8 @@ export interface Operation<Ctx, A extends Access = Access> extends OperationText
   status: number;
   /** Left out: the success answers no body. */
   response?: z.ZodType;
+  /** The data of each event, when the success is a stream of server-sent events (the handler returns an {@link EventStream}). */
+  stream?: z.ZodType;
   rateLimit?: RateBucket;
   /** Writes that may change the caller's user row, keys or balance: the api forgets its cached caller after them. */
   changesCaller?: boolean;
@@ -112,6 +131,7 @@ export type OperationSpec<Ctx, A extends Access, Path extends string, QS, BS ext
     before?: (input: Omit<Input<Path, Output<QS>, undefined, undefined>, 'body' | 'target'>, ctx: Ctx) => Promise<T> | T;
     status: number;
     response?: z.ZodType;
+    stream?: z.ZodType;
     rateLimit?: RateBucket;
     changesCaller?: boolean;
     idempotent?: boolean;

@@ -30,9 +30,9 @@ const FIXTURES: Record<string, Fixture> = {
     modules: {
       'src/subscriptions/subscriptions.ts': [],
       'src/rate-limits.ts': ['node:crypto'],
-      'src/webhooks/webhooks.ts': ['src/operational-webhooks/events.ts', 'src/config.ts'],
+      'src/webhooks/webhooks.ts': ['src/notifications/events.ts', 'src/config.ts'],
     },
-    reports: ['src/subscriptions/subscriptions.ts', 'src/rate-limits.ts', 'src/operational-webhooks/events.ts'],
+    reports: ['src/subscriptions/subscriptions.ts', 'src/rate-limits.ts', 'src/notifications/events.ts'],
   },
   'no-cycles': {
     modules: {

@@ -89,6 +89,7 @@ describe('the operations declared idempotent', () => {
         'POST /v2/webhooks', 'POST /v2/webhooks/:id/recover', 'POST /v2/api_keys', 'POST /v2/end_shippers', 'POST /v2/shipments',
         'POST /v2/shipments/:id/buy', 'POST /v2/users', 'POST /v2/events/:id/replay',
         'POST /admin/v1/events', 'POST /admin/v1/events/batch', 'POST /admin/v1/events/replay',
+        'POST /admin/v1/operational_webhooks', 'POST /admin/v1/operational_events/:id/replay',
       ].sort(),
     );
   });

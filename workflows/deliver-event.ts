@@ -1,4 +1,4 @@
-import { ActivityFailure, ApplicationFailure, proxyActivities, proxyLocalActivities, sleep, upsertSearchAttributes } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, proxyActivities, proxyLocalActivities, setCurrentDetails, sleep, upsertSearchAttributes } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { type AttemptResult, type DeliverEvent, type DeliveryTarget, EventStatusAttr, type EventStatus } from '../src/engine/contract';
 
@@ -47,9 +47,9 @@ export function laterStatus(held: EventStatus | undefined, reported: EventStatus
  */
 export const deliverEvent: DeliverEvent = async (input) => {
   const { eventId, targets, retryDelaysMs } = input;
-  // ShiphookEventStatus holds an event's outcome, set when the run ends with one: a run
+  // ShiphookEventStatus holds an event's outcome, set when the run reaches one: a run
   // whose first attempt delivers to every URL closes Completed without it, and a run
-  // still retrying is Running. Each upsert is a history event (its visibility write rides
+  // still retrying is Running without it. Each upsert is a history event (its visibility write rides
   // on the one the server makes anyway after a first task that leaves the run open, when
   // it adds the worker's build id to BuildIds).
   let result: EventStatus | undefined;
@@ -133,5 +133,20 @@ export const deliverEvent: DeliverEvent = async (input) => {
   // Every attempt returned the event status as of its own (serialised) update, and the
   // update that finished the last URL saw the final one (laterStatus keeps it against
   // reports that arrive after it): no extra round trip to read it.
+  if (result === 'failed') await awaitReplay(input.retainedUntil);
   return result;
 };
+
+/**
+ * A failed event's run does not close: it stays Running with `ShiphookEventStatus =
+ * 'failed'` until retention removes the event, so `ExecutionStatus = 'Running'` lists
+ * what is failing now. A replay or recovery starts the next run of this workflow id,
+ * which terminates this one with a reason naming it (src/engine/replaced-run.ts): a
+ * delivered event is then listed no more, and the UI shows the old run Terminated beside
+ * the new one's outcome. A timer, no activity: in the worker's cache only until evicted.
+ */
+async function awaitReplay(retainedUntil: number): Promise<void> {
+  setCurrentDetails('**Failed**: a URL ran out of attempts, answered 410 Gone, or its webhook was disabled. Replay the event or recover the webhook to deliver it: that replaces this run.');
+  const left = retainedUntil - Date.now();
+  if (left > 0) await sleep(left, { summary: 'failed: waits for a replay or recovery until retention removes the event' });
+}

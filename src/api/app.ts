@@ -10,6 +10,8 @@ import { requireAdmin } from './admin-auth';
 import { authenticate, principal } from './auth';
 import { keepRequestId, requestId, requestIdOf } from './request-id';
 import { requestLog } from './request-log';
+import { requestSpans } from './request-spans';
+import { tracingStarted } from '../telemetry/sdk';
 import { CALLER_BASE, CALLER_OPERATIONS, type CallerContext, OPERATOR_BASE, OPERATOR_OPERATIONS, type OperatorContext } from './operations';
 import type { PrincipalCache } from './principal-cache';
 import { callerOperationRunner, operatorOperationRunner } from './operation-runner';
@@ -36,6 +38,7 @@ export function createApp(deps: AppDeps): Express {
   app.set('etag', false);
   app.set('query parser', 'simple');
   startProcessMetrics();
+  if (tracingStarted()) app.use(requestSpans);
   app.use(requestId, httpMetrics, requestLog, collapseSlashes);
   // Not strict: a well-formed body of the wrong shape ("x", 5, null) reaches the schema and gets a 422.
   app.use(express.json({ limit: '1mb', strict: false, type: ['application/json', 'application/*+json'] }), keepRequestId);

@@ -6,6 +6,7 @@ import { VERSION } from '../version';
 import { KEY_FORMAT } from '../idempotency/key-material';
 import { CALLER_BASE, CALLER_OPERATIONS, OPERATOR_BASE, OPERATOR_OPERATIONS } from './operations';
 import { registerWebhooks } from './openapi-webhooks';
+import { EVENT_STREAM } from './event-stream';
 
 /**
  * The OpenAPI 3.1 document of the API, generated from the operations' declarations
@@ -40,6 +41,12 @@ const ERRORS = {
   429: error('Too many requests.'),
   503: error('Temporarily unavailable; retry.'),
   default: error('Any other error, with the same body.'),
+};
+
+/** What the document adds to an operation's description for who may call it. */
+const ACCESS_TEXT: Partial<Record<Access, string>> = {
+  'production key': 'Production keys only (a test key gets 403 `MODE.UNAUTHORIZED`).',
+  'test key': 'Test keys only (a production key gets 403 `MODE.CONFLICT`).',
 };
 
 const PUBLIC_AUTH: Record<string, string[]>[] = [{ basicAuth: [] }, { bearerAuth: [] }];
@@ -89,7 +96,7 @@ function register(registry: OpenAPIRegistry, base: string, operations: readonly 
       description: [
         op.sameAs && `The same as \`${op.sameAs} ${base}${openapiPath(op.path)}\`, for clients that cannot send ${op.sameAs} (the official Java client updates with ${op.method}).`,
         op.description,
-        op.access === 'production key' ? 'Production keys only (a test key gets 403 `MODE.UNAUTHORIZED`).' : undefined,
+        ACCESS_TEXT[op.access],
       ].filter(Boolean).join(' ') || undefined,
       security: op.access === 'operator' ? ADMIN_AUTH : PUBLIC_AUTH,
       request: {
@@ -100,7 +107,9 @@ function register(registry: OpenAPIRegistry, base: string, operations: readonly 
         ...(op.body ? { body: { required: !op.body.optional, content: json(op.body.schema) } } : {}),
       },
       responses: {
-        [op.status]: op.response ? { description: 'Success.', content: json(op.response), ...(links ? { links } : {}) } : { description: 'Success, no body.' },
+        [op.status]: op.stream
+          ? { description: 'A stream of server-sent events (`event:` its name, `data:` one line of JSON of this schema); comment lines keep it alive.', content: { [EVENT_STREAM]: { schema: op.stream } } }
+          : op.response ? { description: 'Success.', content: json(op.response), ...(links ? { links } : {}) } : { description: 'Success, no body.' },
         ...ERRORS,
       },
     });

@@ -34,6 +34,9 @@ export function callerOperationRunner(deps: { db: Db; limits: RateLimits; princi
     if (op.access === 'production key' && who.mode !== 'production') {
       throw new ApiError('MODE.UNAUTHORIZED', 'This operation requires a production API key.');
     }
+    if (op.access === 'test key' && who.mode !== 'test') {
+      throw new ApiError('MODE.CONFLICT', 'This operation makes test data: it takes a test API key, not a production one.');
+    }
     try {
       return await answer(deps.db, op, ctx, call, CALLER_BASE, callerScope(who));
     } finally {

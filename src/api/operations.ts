@@ -6,9 +6,11 @@ import { type Access, type Operation, served } from '../operation';
 import { apiKeyOperations, operatorAccountOperations, userOperations } from '../account/operations';
 import { endShipperOperations } from '../end-shippers/operations';
 import { eventOperations, operatorEventOperations } from '../events/operations';
+import { operationalWebhookOperations } from '../operational-webhooks/operations';
 import { portalSessionOperations } from '../portal-sessions/operations';
 import { shipmentOperations } from '../shipments/operations';
 import { webhookOperations } from '../webhooks/operations';
+import { listenerOperations } from '../listeners/operations';
 
 /**
  * Every operation of the API, from the resources' declarations: the router (app.ts)
@@ -42,10 +44,11 @@ export const CALLER_OPERATIONS: Operation<CallerContext, Exclude<Access, 'operat
   ...endShipperOperations,
   ...shipmentOperations,
   ...portalSessionOperations,
+  ...listenerOperations,
 ]);
 
 /** Under /admin/v1, for the operator's token. */
-export const OPERATOR_OPERATIONS: Operation<OperatorContext, 'operator'>[] = served([...operatorAccountOperations, ...operatorEventOperations]);
+export const OPERATOR_OPERATIONS: Operation<OperatorContext, 'operator'>[] = served([...operatorAccountOperations, ...operatorEventOperations, ...operationalWebhookOperations]);
 
 /**
  * The declared operation at `METHOD /path` under /v2, for a door that calls operations by name

@@ -3,7 +3,8 @@ import { ApiError } from '../errors/api-error';
 import { noteRoute } from './http-metrics';
 import { IDEMPOTENCY_KEY_HEADER } from './idempotency';
 import { requireJsonBody } from './json-body';
-import type { Operation } from '../operation';
+import type { EventStream, Operation } from '../operation';
+import { sendEventStream } from './event-stream';
 import type { RunOperation } from './operation-runner';
 
 /**
@@ -29,7 +30,8 @@ export function operationRouter<Ctx>(operations: readonly Operation<Ctx>[], cont
           setHeader: (name, value) => res.setHeader(name, value),
         });
         res.status(status);
-        if (body === undefined) res.end();
+        if (op.stream) await sendEventStream(res, body as EventStream);
+        else if (body === undefined) res.end();
         else res.json(body);
       });
     }

@@ -15,6 +15,8 @@ export async function runApi(baseConfig: Config): Promise<void> {
   const config = requireServices(baseConfig);
   if (cluster.isPrimary) stopWithLauncher();
   if (config.apiProcesses > 1 && cluster.isPrimary) return supervise(config.apiProcesses);
+  // Before the app is built; each API process its own SDK (a supervising primary serves nothing to trace).
+  const tracing = config.tracing ? await (await import('../telemetry/sdk')).startTracing('shiphook-api') : undefined;
 
   // Loaded here, not at the top: a supervising primary needs none of it.
   const [{ createApp }, { answerParserErrors }, { startPrincipalCache }, { createDb }, { lazyTemporal }] = await Promise.all([
@@ -37,7 +39,7 @@ export async function runApi(baseConfig: Config): Promise<void> {
     reportReady({ httpPort: port });
   }
   const stop = () => {
-    server.close(() => void Promise.all([db.destroy(), temporal.close(), principals.close()]).then(() => process.exit(0)));
+    server.close(() => void Promise.all([db.destroy(), temporal.close(), principals.close(), tracing?.shutdown()]).then(() => process.exit(0)));
     setTimeout(() => process.exit(0), 5000).unref();
   };
   process.once('SIGTERM', stop);

@@ -25,11 +25,17 @@ export function readDevState(dataDir: string): DevState | undefined {
   }
 }
 
+/** The key of `mode` of the user `npm start` seeded (in the data dir's credentials.json), if there is one. */
+export function seededKey(dataDir: string, mode: 'test' | 'production'): string | undefined {
+  const file = path.join(dataDir, 'credentials.json');
+  if (!existsSync(file)) return undefined;
+  const { api_keys: keys } = JSON.parse(readFileSync(file, 'utf8')) as { api_keys: { mode: string; key: string }[] };
+  return keys.find((k) => k.mode === mode)?.key;
+}
+
 /** `shiphook keys`: the seeded user's keys as shell assignments (`eval "$(npx shiphook keys)"`). */
 export function printSeededKeys(dataDir: string): void {
   const file = path.join(dataDir, 'credentials.json');
   if (!existsSync(file)) throw new Error(`no seeded credentials in ${file}: run \`npm start\` once first`);
-  const { api_keys: keys } = JSON.parse(readFileSync(file, 'utf8')) as { api_keys: { mode: string; key: string }[] };
-  const key = (mode: string) => keys.find((k) => k.mode === mode)?.key ?? '';
-  process.stdout.write(`export TEST_KEY=${key('test')}\nexport PROD_KEY=${key('production')}\n`);
+  process.stdout.write(`export TEST_KEY=${seededKey(dataDir, 'test') ?? ''}\nexport PROD_KEY=${seededKey(dataDir, 'production') ?? ''}\n`);
 }

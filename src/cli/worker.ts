@@ -12,6 +12,8 @@ import { requireServices } from './require-env';
 export async function runWorker(baseConfig: Config): Promise<void> {
   const config = requireServices(baseConfig);
   stopWithLauncher();
+  // Before the worker is created: its interceptors and workflow bundle depend on it.
+  const tracing = config.tracing ? await (await import('../telemetry/sdk')).startTracing(config.worker.role === 'all' ? 'shiphook-worker' : `shiphook-worker-${config.worker.role}`) : undefined;
   const temporalMetricsUrl = await installTemporalRuntime(config);
   const db = createDb(config.databaseUrl);
   startProcessMetrics();
@@ -24,6 +26,7 @@ export async function runWorker(baseConfig: Config): Promise<void> {
   await worker.run();
   await http.close();
   await db.destroy();
+  await tracing?.shutdown(); // the spans still buffered
   // Everything is stopped, but the SDK's native runtime keeps the event loop alive.
   process.exit(0);
 }

@@ -11,6 +11,8 @@ import type { IdempotencyKeysTable } from '../idempotency/tables';
 import type { ShipmentsTable, TrackersTable } from '../shipments/tables';
 import type { UsersTable } from '../account/tables';
 import type { WebhooksTable } from '../webhooks/tables';
+import type { OperationalEventKeysTable } from '../operational-webhooks/tables';
+import type { ListenerRequestsTable, ListenersTable } from '../listeners/tables';
 import { errorText } from '../errors/error-text';
 
 /** Every table, by name. Each resource's table type lives in its own file under tables/. */
@@ -27,6 +29,9 @@ export interface Database {
   trackers: TrackersTable;
   portal_sessions: PortalSessionsTable;
   idempotency_keys: IdempotencyKeysTable;
+  operational_event_keys: OperationalEventKeysTable;
+  listeners: ListenersTable;
+  listener_requests: ListenerRequestsTable;
 }
 
 export type Db = Kysely<Database>;

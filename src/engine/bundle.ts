@@ -1,11 +1,13 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { bundleWorkflowCode } from '@temporalio/worker';
+import { log } from '../log';
 import { temporalLogger } from './runtime';
+import { tracedBundlePath } from './worker-tracing';
 
 const WORKFLOWS = fileURLToPath(new URL('../../workflows/index.ts', import.meta.url));
 const CONTRACT = fileURLToPath(new URL('./contract.ts', import.meta.url));
@@ -20,13 +22,20 @@ const CONTRACT = fileURLToPath(new URL('./contract.ts', import.meta.url));
  */
 const SHARED_MODULES = ['@temporalio/workflow', CONTRACT];
 const CLI = fileURLToPath(new URL('../../bin/shiphook.mjs', import.meta.url));
+/**
+ * What a worker that exports traces adds to its workflows: the trace of a delivery's start
+ * handed on to its activities (workflows/trace-context.ts). A bundle without it costs
+ * nothing of tracing (src/telemetry/sdk.ts).
+ */
+const TRACE_CONTEXT = fileURLToPath(new URL('../../workflows/trace-context.ts', import.meta.url));
 
-/** Bundles workflows/ for the Temporal worker's sandbox (webpack) into `outPath`. */
-export async function bundleWorkflows(outPath: string): Promise<void> {
+/** Bundles workflows/ for the Temporal worker's sandbox (webpack) into `outPath`; `traced`: handing a delivery's trace on to its activities. */
+export async function bundleWorkflows(outPath: string, opts: { traced?: boolean } = {}): Promise<void> {
   // webpack's report is INFO: only warnings and errors reach the log, as JSON lines.
   const { code } = await bundleWorkflowCode({
     workflowsPath: WORKFLOWS,
     preloadModules: SHARED_MODULES,
+    workflowInterceptorModules: opts.traced ? [TRACE_CONTEXT] : [],
     logger: temporalLogger('WARN'),
   });
   writeFileSync(outPath, code);
@@ -34,16 +43,22 @@ export async function bundleWorkflows(outPath: string): Promise<void> {
 
 /**
  * The workflow bundle a worker loads: `prebuilt` (SHIPHOOK_WORKFLOW_BUNDLE, e.g.
- * built into a container image with `shiphook bundle-workflows`), or one built
- * now by a short-lived child process. Never bundled inside the worker itself:
+ * built into a container image with `shiphook bundle-workflows`; `traced`: its traced
+ * sibling), or one built now by a short-lived child process. Never bundled inside the worker itself:
  * webpack leaves much of its memory behind in the process that ran it.
  */
-export async function workflowBundle(prebuilt: string | undefined): Promise<{ code: string } | { codePath: string }> {
-  if (prebuilt) return { codePath: prebuilt };
+export async function workflowBundle(prebuilt: string | undefined, opts: { traced?: boolean } = {}): Promise<{ code: string } | { codePath: string }> {
+  if (prebuilt && !opts.traced) return { codePath: prebuilt };
+  if (prebuilt) {
+    // A tracing worker takes the traced bundle beside the prebuilt one (the image has both).
+    const traced = tracedBundlePath(prebuilt);
+    if (existsSync(traced)) return { codePath: traced };
+    log.info('no traced workflow bundle beside SHIPHOOK_WORKFLOW_BUNDLE: building one now', { expected: traced });
+  }
   const dir = mkdtempSync(path.join(tmpdir(), 'shiphook-workflows-'));
   const out = path.join(dir, 'workflow-bundle.js');
   try {
-    await promisify(execFile)(process.execPath, [CLI, 'bundle-workflows', out], { maxBuffer: 16 * 1024 * 1024 });
+    await promisify(execFile)(process.execPath, [CLI, 'bundle-workflows', out, ...(opts.traced ? ['--traced'] : [])], { maxBuffer: 16 * 1024 * 1024 });
     return { code: readFileSync(out, 'utf8') };
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -1,5 +1,6 @@
 import type { Client } from '@temporalio/client';
 import type { Config } from '../config';
+import { clientTracing } from './tracing';
 
 /**
  * One Temporal client per process, connected on first use. The module, a large one
@@ -10,7 +11,7 @@ export async function connectTemporal(config: Config): Promise<Client> {
   if (!config.temporalAddress) throw new Error('TEMPORAL_ADDRESS is not set');
   const { Client, Connection } = await import('@temporalio/client');
   const connection = await Connection.connect({ address: config.temporalAddress, connectTimeout: '3s' });
-  return new Client({ connection, namespace: config.temporalNamespace });
+  return new Client({ connection, namespace: config.temporalNamespace, interceptors: await clientTracing() });
 }
 
 export type TemporalClientSource = () => Promise<Client>;

@@ -29,9 +29,15 @@ export interface DeliverEventInput {
   attemptTimeoutMs: number;
   /** Where later attempts run (workers of role `retries` or `all`). */
   retryTaskQueue: string;
+  /**
+   * Epoch ms: when retention removes the event (its creation + SHIPHOOK_EVENT_RETENTION).
+   * A run whose event ends `failed` stays open until then, unless a replay or recovery
+   * replaces it first (workflows/deliver-event.ts).
+   */
+  retainedUntil: number;
 }
 
-/** Delivers one event to every pending webhook; returns the event's status as the run left it. */
+/** Delivers one event to every pending webhook; returns the event's status as the run left it (a failed one: once retention ends its wait). */
 export type DeliverEvent = (input: DeliverEventInput) => Promise<EventStatus | undefined>;
 
 /** The first attempt: every target at once. */
@@ -146,7 +152,8 @@ export const testTrackerWorkflowId = (trackerId: string) => `test-tracker-${trac
  * Custom search attributes on every delivery workflow, so an operator can find an
  * event's history in the Temporal UI by event id, type, user, mode, status and the
  * object it is about. The starter sets all but the status, which the workflow upserts
- * when the run ends with an outcome. The dev server registers them at start (see
+ * when the event reaches an outcome after retries (a failed one's run then waits for a
+ * replay: workflows/deliver-event.ts). The dev server registers them at start (see
  * launcher/temporal.ts); a production cluster needs `temporal operator search-attribute
  * create` for each (docs/operations.md).
  */

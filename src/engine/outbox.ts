@@ -15,6 +15,9 @@ import { endReplays } from './replay-end';
 import { isPermanentStartFailure } from './start-failures';
 import { errorText } from '../errors/error-text';
 import { urlsAttribute } from './urls-attribute';
+import { idTime } from '../ids';
+import { replayedBy, terminateReplacedRun } from './replaced-run';
+import { inDispatchSpan } from './tracing';
 
 /**
  * The outbox: a published event is committed with its delivery rows and waits in
@@ -36,7 +39,7 @@ const START_TIMEOUT_MS = 5000;
 export const LEASE_MS = 15_000;
 
 /** `object_id`: the `result.id` the event is about (events.ts: objectIdOf), read with the event. */
-export type EventToStart = Pick<EventRow, 'id' | 'user_id' | 'mode' | 'description' | 'status' | 'replay_id'> & { object_id: string | null };
+export type EventToStart = Pick<EventRow, 'id' | 'user_id' | 'mode' | 'description' | 'status' | 'replay_id' | 'traceparent'> & { object_id: string | null };
 
 export interface DispatcherOptions {
   db: Db;
@@ -153,7 +156,8 @@ export function startDispatcher(opts: DispatcherOptions): { stop(): Promise<void
  * Starts the delivery workflow of a committed event (workflow id = event id).
  * Starting is idempotent: a running workflow of that id is reused, and a new run
  * after a finished one only delivers what the database still has pending (never
- * a URL already acknowledged). A replay replaces a running run at once.
+ * a URL already acknowledged). A replay replaces a running run at once (replaced-run.ts
+ * names the replay in the old run's termination).
  * `eager`: the first workflow task comes back in the start response and runs in
  * this process's worker, skipping a round trip through the server's task queue
  * (only when `client` shares its NativeConnection with a running worker).
@@ -165,16 +169,18 @@ export async function startDelivery(client: Client, config: Config, event: Event
     retryDelaysMs: config.retryDelaysMs,
     attemptTimeoutMs: config.attemptTimeoutMs,
     retryTaskQueue: retryTaskQueue(config),
+    retainedUntil: idTime(event.id).getTime() + config.eventRetentionMs,
   };
-  const start = client.workflow.start(deliverEvent, {
+  const replay = Boolean(opts.replay || event.replay_id);
+  const startRun = () => client.workflow.start(deliverEvent, {
     taskQueue: config.taskQueue,
     workflowId: deliveryWorkflowId(event.id),
     args: [input],
     workflowIdReusePolicy: 'ALLOW_DUPLICATE',
     // A replay (one event's, or a broad one the dispatcher carries out) replaces a run still going.
-    workflowIdConflictPolicy: opts.replay || event.replay_id ? 'TERMINATE_EXISTING' : 'USE_EXISTING',
+    workflowIdConflictPolicy: replay ? 'TERMINATE_EXISTING' : 'USE_EXISTING',
     requestEagerStart: opts.eager ?? false,
-    staticSummary: `${event.description} for ${event.user_id} (${event.mode})${opts.replay || event.replay_id ? ' — replay' : ''}`,
+    staticSummary: `${event.description} for ${event.user_id} (${event.mode})${replay ? ' — replay' : ''}`,
     typedSearchAttributes: [
       { key: EventIdAttr, value: event.id },
       { key: EventTypeAttr, value: event.description },
@@ -186,7 +192,10 @@ export async function startDelivery(client: Client, config: Config, event: Event
       ...(event.object_id && OBJECT_REFERENCE.test(event.object_id) ? [{ key: ObjectIdAttr, value: event.object_id }] : []),
     ],
   });
-  const handle = await withTimeout(start, START_TIMEOUT_MS);
+  // A replay first ends the open run with a reason that names it (replaced-run.ts); in the
+  // event's trace, the dispatch span is the parent of the start's (tracing.ts).
+  const start = () => (replay ? terminateReplacedRun(client, event.id, replayedBy(event.id, event.replay_id)).then(startRun) : startRun());
+  const handle = await inDispatchSpan(event, { replay, targets: targets.length, eager: opts.eager ?? false }, () => withTimeout(start(), START_TIMEOUT_MS));
   return { eager: handle.eagerlyStarted };
 }
 
@@ -244,11 +253,11 @@ export async function claimUndispatched(db: Executor, limit: number, leaseMs: nu
             .forNoKeyUpdate()
             .skipLocked(),
         )
-        .returning(['id', 'user_id', 'mode', 'description', 'status', 'replay_id', objectIdOf.as('object_id')]),
+        .returning(['id', 'user_id', 'mode', 'description', 'status', 'replay_id', 'traceparent', objectIdOf.as('object_id')]),
     )
     .selectFrom('claimed as e')
     .leftJoin('event_deliveries as d', (join) => join.onRef('d.event_id', '=', 'e.id').on('d.state', '=', 'pending'))
-    .select(['e.id', 'e.user_id', 'e.mode', 'e.description', 'e.status', 'e.replay_id', 'e.object_id', 'd.webhook_id', 'd.url'])
+    .select(['e.id', 'e.user_id', 'e.mode', 'e.description', 'e.status', 'e.replay_id', 'e.traceparent', 'e.object_id', 'd.webhook_id', 'd.url'])
     .select((eb) => eb.exists(eb.selectFrom('event_deliveries as any_d').select('any_d.event_id').whereRef('any_d.event_id', '=', 'e.id')).as('has_deliveries'))
     .orderBy('e.id')
     .orderBy('d.webhook_id')

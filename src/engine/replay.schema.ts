@@ -6,8 +6,19 @@ import { type InputRules, z } from '../schema';
 /** Request and response schemas of replay (one event's, and the operators' broad one): the one validation of each. */
 
 export const ReplayBody = z
-  .object({ all: z.boolean({ error: 'must be true or false' }).nullish() }, { error: 'must be a JSON object' })
-  .openapi('ReplayRequest', { description: 'Without `all`: redeliver to the URLs not yet acknowledged; with `all: true` to every webhook enabled now.' });
+  .object(
+    {
+      all: z.boolean({ error: 'must be true or false' }).nullish(),
+      webhook_id: z
+        .string({ error: 'must be a webhook or listener id' })
+        .refine((id) => hasPrefix(id, 'hook') || hasPrefix(id, 'lst'), 'must be a webhook or listener id')
+        .nullish()
+        .openapi({ description: 'Deliver to this webhook (or listener) only, even if it acknowledged the event already; it must be enabled and take the event\'s type now.' }),
+    },
+    { error: 'must be a JSON object' },
+  )
+  .refine((body) => !(body.all && body.webhook_id), { path: ['webhook_id'], message: 'give `all` or `webhook_id`, not both' })
+  .openapi('ReplayRequest', { description: 'Without `all` or `webhook_id`: redeliver to the URLs not yet acknowledged; with `all: true` to every webhook enabled now that takes the event\'s type (acknowledged or not); with `webhook_id` to that one.' });
 export const REPLAY_INPUT: InputRules = { code: 'PARAMETER.FORBIDDEN', message: 'Invalid parameter.' };
 
 /** Events one broad replay marks at most (oldest first); run it again, narrowed, for more. */

@@ -30,20 +30,26 @@ export const noLiveWebhook = (detail: string) =>
  * Replay: deliver an event again, as a new workflow run; earlier Payloads stay.
  * By default to the URLs not yet acknowledged (whatever their webhooks subscribe to now:
  * the event was delivered to them); with `all` to every webhook of the event's user and
- * mode that is enabled now and subscribes to its type now. The answer is the event as the replay
+ * mode that is enabled now and subscribes to its type now, acknowledged or not (with
+ * `webhookId`, to that one only: `shiphook events resend --webhook`). The answer is the event as the replay
  * left it (the URLs it will deliver to as pending), not a later read: the new run
  * may have delivered to local receivers before that read.
  */
-export async function replayEvent(db: Db, deps: TemporalDeps, eventId: string, opts: { all?: boolean } = {}) {
+export async function replayEvent(db: Db, deps: TemporalDeps, eventId: string, opts: { all?: boolean; webhookId?: string } = {}) {
   const { row, urls } = await db.transaction().execute(async (trx) => {
     const event = await lockEvent(trx, eventId);
     if (!event) throw new ApiError('NOT_FOUND', 'Event not found.');
-    if (opts.all) {
-      const enabled = await enabledWebhooks(trx, event.user_id, event.mode);
-      if (enabled.length === 0) throw noLiveWebhook('no webhook of this account and mode is enabled.');
+    if (opts.all || opts.webhookId) {
+      const enabled = (await enabledWebhooks(trx, event.user_id, event.mode)).filter((h) => !opts.webhookId || h.id === opts.webhookId);
+      if (enabled.length === 0) {
+        throw opts.webhookId
+          ? new ApiError('WEBHOOK.INVALID', `No webhook to deliver to: ${opts.webhookId} is not an enabled webhook or listener of this account and mode.`, [{ field: 'webhook_id', message: 'no enabled webhook or listener of this account and mode has this id' }])
+          : noLiveWebhook('no webhook of this account and mode is enabled.');
+      }
       const hooks = enabled.filter((h) => subscribesTo(h, event.description));
       if (hooks.length === 0) {
-        throw new ApiError('WEBHOOK.INVALID', `No webhook to deliver to: no enabled webhook of this account and mode subscribes to ${event.description} now. Add it to a webhook's event_types (PATCH /v2/webhooks/:id) and replay again.`);
+        const none = opts.webhookId ? `${opts.webhookId} does not subscribe` : 'no enabled webhook of this account and mode subscribes';
+        throw new ApiError('WEBHOOK.INVALID', `No webhook to deliver to: ${none} to ${event.description} now. Add it to a webhook's event_types (PATCH /v2/webhooks/:id) and replay again.`);
       }
       await trx
         .insertInto('event_deliveries')
@@ -64,9 +70,11 @@ export async function replayEvent(db: Db, deps: TemporalDeps, eventId: string, o
     // A replay also clears a dispatch incident (outbox.ts): the operator fixed its cause.
     // Claimed by this replay (a lease, as a dispatcher claims) so no dispatcher starts a
     // second run beside the one started below, which could deliver the same URL twice.
+    // Marked as a replay (the event's own id, unless a broad replay's mark is on it): if
+    // the start below fails, the dispatcher's start still replaces the open run.
     const claimed = await trx
       .updateTable('events')
-      .set({ dispatched_at: null, dispatch_failed_at: null, dispatch_error: null, dispatch_lease_until: sql<Date>`now() + ${LEASE_MS} * interval '1 millisecond'` })
+      .set({ dispatched_at: null, dispatch_failed_at: null, dispatch_error: null, dispatch_lease_until: sql<Date>`now() + ${LEASE_MS} * interval '1 millisecond'`, replay_id: sql<string>`coalesce(replay_id, ${event.id})` })
       .where('id', '=', event.id)
       .returningAll()
       .returning(objectIdOf.as('object_id'))
@@ -80,7 +88,7 @@ export async function replayEvent(db: Db, deps: TemporalDeps, eventId: string, o
     await startDelivery(await deps.temporal(), deps.config, row, targets, { replay: true });
     await markDispatched(db, [row.id]);
     // Started at once, so this one line is its start and its end.
-    log.info('event replayed', { event_id: row.id, user_id: row.user_id, mode: row.mode, webhooks: targets.length, all: opts.all === true });
+    log.info('event replayed', { event_id: row.id, user_id: row.user_id, mode: row.mode, webhooks: targets.length, all: opts.all === true, ...(opts.webhookId ? { webhook_id: opts.webhookId } : {}) });
     // It may have carried a broad replay's mark, now cleared.
     await endReplays(db, [row.replay_id]);
   } catch (err) {

@@ -11,6 +11,8 @@ import { deliveryLogIds } from './activity-log-ids';
 import { workflowBundle } from './bundle';
 import { workflowSandboxOptions } from './sandbox';
 import { healthSignals } from './starters';
+import { clientTracing } from './tracing';
+import { activityTracing } from './worker-tracing';
 import { ensureRetentionSchedule } from './retention-schedule';
 import { keepPayloadPartitionsAhead } from '../events/payload-partitions';
 import { errorText } from '../errors/error-text';
@@ -62,9 +64,12 @@ export async function createWorker(config: Config, db: Db) {
     if (!(await acceptsConnections(port!, hostname))) throw new Error(`nothing accepts connections at ${address}`);
     return NativeConnection.connect({ address });
   });
-  const client = new Client({ connection, namespace: config.temporalNamespace });
+  // Tracing (none when off): the dispatcher's starts and the health signals carry the trace, workflows hand it on, activities continue it.
+  const traced = await activityTracing();
+  const client = new Client({ connection, namespace: config.temporalNamespace, interceptors: await clientTracing() });
   const activities = createActivities({ config, db, health: healthSignals(client, config) });
-  const bundle = role !== 'retries' ? await workflowBundle(config.worker.workflowBundle) : undefined;
+  const bundle = role !== 'retries' ? await workflowBundle(config.worker.workflowBundle, { traced: !!traced }) : undefined;
+  const activityInterceptors = [deliveryLogIds, ...(traced ?? [])];
   const sandbox = workflowSandboxOptions(config.worker.workflowDiagnostics);
   // How to (re)create each SDK Worker: one fails for good after about a minute of
   // failed polls (a long Temporal outage), and this process then creates it again.
@@ -85,7 +90,7 @@ export async function createWorker(config: Config, db: Db) {
         // A first attempt is one local activity inside its event's task: as many as tasks
         // (the SDK's default of 100 held every event back behind an endpoint that hangs).
         maxConcurrentLocalActivityExecutions: config.worker.workflowTaskSlots,
-        interceptors: { activity: [deliveryLogIds] },
+        interceptors: { activity: activityInterceptors },
         // Not a public option of the SDK's types: see sandbox.ts.
         ...(sandbox as object),
       }),
@@ -99,7 +104,7 @@ export async function createWorker(config: Config, db: Db) {
         taskQueue: retryTaskQueue(config),
         activities: { retryDelivery: activities.retryDelivery },
         maxConcurrentActivityTaskExecutions: config.worker.retrySlots,
-        interceptors: { activity: [deliveryLogIds] },
+        interceptors: { activity: activityInterceptors },
       }),
     );
   }

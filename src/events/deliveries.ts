@@ -4,8 +4,10 @@ import { ownedBy, type Principal } from '../account/principal';
 import { isoSeconds } from '../format';
 import { redactUrl } from '../webhooks/url';
 import type { DeliveryState, EventStatus } from './tables';
-import { lockEventOnly, refreshEventStatus } from './status';
-import { type NewPayload, payloadRows } from './payloads';
+import { eventStatusOf, lockEventOnly, refreshEventStatus } from './status';
+import { notDeleted } from '../db/soft-delete';
+import { acknowledgedSql, type NewPayload, payloadRows } from './payloads';
+import { idTime } from '../ids';
 import { countFailures, type FailureRun, failureRun } from '../webhooks/health';
 
 /**
@@ -173,27 +175,101 @@ export function attemptRecorder(db: Db, eventId: string, expected: number) {
   };
 }
 
+/** Events whose deliveries to a disabled webhook give up per transaction (each one's row is locked in it). */
+const GIVE_UP_BATCH = 500;
+
+/**
+ * A webhook was disabled (410 Gone, or its failures sustained: activities/health.ts): its
+ * deliveries still pending can no longer be delivered, so they give up now (`failed`) and
+ * their events move to their final status at once, not when each one's next retry would
+ * have come due — `GET /v2/events?status=failed` finds them then. In batches, each event
+ * locked as an attempt being recorded locks it (status.ts), so a concurrent record waits
+ * its turn; nothing moves them back (FORWARD_STATE keeps `failed` against a late failed
+ * attempt, and the runs that wait for their retries stop at them: activities/deliver.ts),
+ * until a replay or recovery. A webhook enabled again meanwhile is left alone. Returns the
+ * number of events that became `failed`.
+ */
+export async function giveUpDeliveriesTo(db: Db, webhookId: string): Promise<number> {
+  const stillOff = sql<boolean>`exists (select 1 from webhooks w where w.id = ${webhookId} and (w.disabled_at is not null or not ${notDeleted('w')}))`;
+  let failed = 0;
+  for (;;) {
+    const batch = await db.transaction().execute(async (trx) => {
+      const locked = await trx
+        .selectFrom('events')
+        .select('id')
+        .where('id', 'in', (eb) => eb.selectFrom('event_deliveries').select('event_id').where('webhook_id', '=', webhookId).where('state', '=', 'pending'))
+        .where(stillOff)
+        .orderBy('id')
+        .limit(GIVE_UP_BATCH)
+        .forNoKeyUpdate()
+        .execute();
+      const ids = locked.map((e) => e.id);
+      if (ids.length === 0) return { events: 0, failed: 0 };
+      // One statement: its parts see the rows as they were, so the status is derived from
+      // them with this webhook's pending delivery read as given up.
+      const { rows } = await sql<{ id: string; status: EventStatus }>`
+        with given_up as (
+          update event_deliveries set state = 'failed', next_attempt_at = null, updated_at = now()
+          where event_id = any(${ids}::text[]) and webhook_id = ${webhookId} and state = 'pending' and ${stillOff}
+        ), status as (
+          select e.id, ${eventStatusOf(sql`(select case when webhook_id = ${webhookId} and state = 'pending' then 'failed' else state end as state, attempts from event_deliveries where event_id = e.id)`)} as status
+          from events e where e.id = any(${ids}::text[]) and ${stillOff}
+        )
+        update events e set status = s.status, updated_at = now()
+        from status s where e.id = s.id and e.status <> s.status
+        returning e.id, e.status`.execute(trx);
+      return { events: ids.length, failed: rows.filter((r) => r.status === 'failed').length };
+    });
+    failed += batch.failed;
+    if (batch.events < GIVE_UP_BATCH) return failed;
+  }
+}
+
 /** One delivery of an event as its page shows it. */
 export interface DeliveryProgress {
   webhook_id: string;
   /** Credentials masked. */
   url: string;
   state: DeliveryState;
-  /** Attempts sent so far. */
+  /** Attempts of its current run (a replay or recovery starts a new one at 0): the next one is number `attempts + 1`. */
   attempts: number;
   /** When the next attempt is planned; null unless a failed attempt left it pending. */
   next_attempt_at: string | null;
+  /** From the attempt log, over every run: the attempts sent, those that failed, and the runs that sent any (the first delivery, then each replay or recovery). */
+  sent: number;
+  failed: number;
+  runs: number;
 }
 
-/** An event's deliveries (one per webhook), scoped by the caller's user and mode. */
+/** An event's deliveries (one per webhook), scoped by the caller's user and mode, with its attempt log's totals. */
 export async function deliveryProgress(db: Executor, who: Principal, eventId: string): Promise<DeliveryProgress[]> {
   const rows = await db
     .selectFrom('event_deliveries as d')
     .innerJoin('events as e', 'e.id', 'd.event_id')
-    .select(['d.webhook_id', 'd.url', 'd.state', 'd.attempts', 'd.next_attempt_at'])
+    // Payloads are partitioned by creation time and made after their event (and its id).
+    .leftJoin(
+      (eb) =>
+        eb
+          .selectFrom('payloads')
+          .select(['webhook_id', sql<number>`count(*)::int`.as('sent'), sql<number>`(count(*) filter (where not ${acknowledgedSql()}))::int`.as('failed'), sql<number>`(count(*) filter (where attempt = 1))::int`.as('runs')])
+          .where('event_id', '=', eventId)
+          .where('created_at', '>=', idTime(eventId))
+          .groupBy('webhook_id')
+          .as('p'),
+      (join) => join.onRef('p.webhook_id', '=', 'd.webhook_id'),
+    )
+    .select(['d.webhook_id', 'd.url', 'd.state', 'd.attempts', 'd.next_attempt_at', 'p.sent', 'p.failed', 'p.runs'])
     .where('d.event_id', '=', eventId)
     .where(ownedBy(who, { table: 'e' }))
     .orderBy('d.webhook_id')
     .execute();
-  return rows.map((r) => ({ ...r, url: redactUrl(r.url), next_attempt_at: r.state === 'pending' && r.next_attempt_at ? isoSeconds(r.next_attempt_at) : null }));
+  return rows.map(({ sent, failed, runs, ...r }) => ({
+    ...r,
+    url: redactUrl(r.url),
+    next_attempt_at: r.state === 'pending' && r.next_attempt_at ? isoSeconds(r.next_attempt_at) : null,
+    sent: sent ?? 0,
+    failed: failed ?? 0,
+    // Payloads from before their number was kept count as one run.
+    runs: Math.max(runs ?? 0, sent ? 1 : 0),
+  }));
 }

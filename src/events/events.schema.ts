@@ -110,6 +110,12 @@ export const NewEventBody = z
   .openapi('NewEvent', { example: { user_id: 'user_0192f3a4b5c67d8e9f0a1b2c3d4e5f60', mode: 'test', description: 'batch.created', result: { object: 'Batch', id: 'batch_1' } } });
 export const NEW_EVENT_INPUT: InputRules = { code: 'PARAMETER.FORBIDDEN', message: 'The event could not be published.' };
 
+/** POST /v2/events/trigger (`shiphook trigger`): the type of the test event to publish. */
+export const TriggerEventBody = z
+  .object({ description }, { error: 'must be a JSON object' })
+  .openapi('TriggerEventRequest', { example: { description: 'tracker.updated' } });
+export const TRIGGER_EVENT_INPUT: InputRules = { code: 'WEBHOOK.EVENT.INVALID', message: 'Unknown event type.' };
+
 // ---- batch publish (POST /admin/v1/events/batch) -----------------------------------
 
 /** Events per batch: one transaction and one statement per table, within the 1 MB request body. */

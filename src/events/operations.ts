@@ -6,10 +6,11 @@ import { BULK_REPLAY_INPUT, BulkReplayBody, DispatchIncidentList, Replay, REPLAY
 import { ApiError } from '../errors/api-error';
 import { defineOperation } from '../operation';
 import { getEvent, listEvents, ownEvent } from './events';
-import { DeliveredEvent, Event, EVENT_LIST_QUERY, EventList, MAX_BATCH_EVENTS, NEW_EVENT_INPUT, NewEventBatchBody, NewEventBody, Payload, PayloadList, PublishedBatch } from './events.schema';
+import { DeliveredEvent, Event, EVENT_LIST_QUERY, EventList, MAX_BATCH_EVENTS, NEW_EVENT_INPUT, NewEventBatchBody, NewEventBody, Payload, PayloadList, PublishedBatch, TRIGGER_EVENT_INPUT, TriggerEventBody } from './events.schema';
 import { publishBatch } from './batch';
 import { getPayload, listPayloads } from './payloads';
 import { newEventOf, publishEvent } from './publish';
+import { triggerEvent } from './trigger';
 
 /** Events (the API specification, 4.3), their delivery attempts (Payloads) and replay. */
 type Context = Caller & TemporalDeps;
@@ -21,6 +22,13 @@ export const eventOperations = [
     description: 'Newest first; items without `result`, `previous_attributes` and the URLs. Narrowed by `status`, `description` (an event type), `object_id` (the `result.id` the event is about) and `tracking_code` (a tracker\'s or shipment\'s, in any case), combinable with each other and the page parameters.',
     links: { 'GET /events/:id': '/events/0/id', 'GET /events/:id/payloads': '/events/0/id', 'POST /events/:id/replay': '/events/0/id' },
     handler: ({ query }, { db, who }: Context) => listEvents(db, who, query.page, query.filter) }),
+  // Before /events/:id, whose route would otherwise answer this path's POST with 405.
+  defineOperation({ method: 'POST', path: '/events/trigger', access: 'test key',
+    body: { schema: TriggerEventBody, rules: TRIGGER_EVENT_INPUT },
+    status: 201, response: DeliveredEvent, tag, summary: 'Trigger a test event',
+    description: 'A test-mode event of the type, for the key\'s user, with the event catalogue\'s example as its `result`, delivered like any event to every webhook and listener of the user in test mode that subscribes to the type (`shiphook trigger`).',
+    links: { 'GET /events/:id': '/id', 'GET /events/:id/payloads': '/id' },
+    handler: ({ body }, { db, who }: Context) => triggerEvent(db, who, body.description) }),
   defineOperation({ method: 'GET', path: '/events/:id', access: 'any key', params: { id: 'evt' },
     status: 200, response: Event, tag, summary: 'Retrieve an event', description: 'Without `result`.',
     handler: ({ params }, { db, who }: Context) => getEvent(db, who, params.id) }),
@@ -34,7 +42,8 @@ export const eventOperations = [
     before: ({ params }, { db, who }: Context) => ownEvent(db, who, params.id),
     body: { schema: ReplayBody, rules: REPLAY_INPUT, optional: true },
     status: 200, response: Event, tag, summary: 'Replay an event',
-    handler: ({ body, target }, ctx: Context) => replayEvent(ctx.db, ctx, target.id, { all: body.all === true }) }),
+    description: 'Also an event delivered already (`shiphook events resend`): with `all` to every webhook that takes it now, with `webhook_id` to that one.',
+    handler: ({ body, target }, ctx: Context) => replayEvent(ctx.db, ctx, target.id, { all: body.all === true, webhookId: body.webhook_id ?? undefined }) }),
 ];
 
 /** The operator's side of events, under /admin/v1. */

@@ -9,6 +9,8 @@ import { enabledWebhooks, subscribesTo } from '../webhooks/webhooks';
 import { eventDelivery, type NewEvent, urlsOf } from './events';
 import type { NewEventBody } from './events.schema';
 import { notDeleted } from '../db/soft-delete';
+import { inSpan } from '../telemetry/spans';
+import { traceparentNow } from '../telemetry/stored-context';
 
 /** Committed events wait here until a worker's dispatcher starts their delivery (src/engine/outbox.ts). */
 export const OUTBOX_CHANNEL = 'shiphook_outbox';
@@ -42,6 +44,8 @@ export async function publishEvent(db: Db, input: NewEvent) {
 export async function publishEvents(db: Executor, inputs: readonly NewEvent[], opts: { fieldOf?: (index: number, field: string) => string } = {}) {
   if (inputs.length === 0) return [];
   const publish = async (trx: Transaction<Database>) => {
+    // Kept with each event: the worker that dispatches it continues this trace (none without tracing).
+    const traceparent = traceparentNow();
     const userIds = [...new Set(inputs.map((i) => i.userId))];
     const users = await trx.selectFrom('users').select('id').where('id', '=', anyOf(userIds)).where(notDeleted()).execute();
     const known = new Set(users.map((u) => u.id));
@@ -71,6 +75,7 @@ export async function publishEvents(db: Executor, inputs: readonly NewEvent[], o
           previous_attributes: JSON.stringify(input.previousAttributes ?? {}),
           test: input.test !== undefined,
           dispatched_at: hooks.length === 0 ? new Date() : null, // nothing to deliver
+          traceparent,
         })),
       )
       .returningAll()
@@ -83,5 +88,10 @@ export async function publishEvents(db: Executor, inputs: readonly NewEvent[], o
     const byId = new Map(rows.map((r) => [r.id, r]));
     return planned.map(({ id, hooks }) => eventDelivery(byId.get(id)!, urlsOf(hooks.map((h) => ({ url: h.url, state: 'pending' as const })))));
   };
-  return db.isTransaction ? publish(db as Transaction<Database>) : db.transaction().execute(publish);
+  const attributes = () => ({ attributes: { 'shiphook.event.count': inputs.length, ...(inputs.length === 1 ? { 'shiphook.event.type': inputs[0]!.description } : {}) } });
+  return inSpan('publish events', attributes, async (span) => {
+    const events = await (db.isTransaction ? publish(db as Transaction<Database>) : db.transaction().execute(publish));
+    if (events.length === 1) span?.setAttribute('shiphook.event.id', events[0]!.id);
+    return events;
+  });
 }

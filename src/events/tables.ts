@@ -24,8 +24,10 @@ export interface EventsTable {
   /** Temporal refused the start for good (engine/outbox.ts); not claimed again until replayed. */
   dispatch_failed_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
   dispatch_error: ColumnType<string | null, string | null | undefined, string | null>;
-  /** The broad replay (replays.id) that last asked for this event to be started again. */
+  /** The broad replay or recovery (replays.id) that asked for this event to be started again, or the event's own id for a replay of it alone; cleared once started. */
   replay_id: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The trace it was published in (W3C `traceparent`; null without tracing): its dispatch continues it (src/engine/tracing.ts). */
+  traceparent: ColumnType<string | null, string | null | undefined, never>;
 }
 
 export interface ReplaysTable {

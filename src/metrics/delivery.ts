@@ -78,8 +78,8 @@ export const deliveryMetrics = {
   firstAttemptSent(publishedAt: Date): void {
     publishToFirstAttempt.observe(Math.max(0, (Date.now() - publishedAt.getTime()) / 1000));
   },
-  eventFinished(status: 'completed' | 'failed'): void {
-    eventsFinished.inc({ status });
+  eventFinished(status: 'completed' | 'failed', count = 1): void {
+    if (count) eventsFinished.inc({ status }, count);
   },
   webhookDisabled(reason: 'gone' | 'failing'): void {
     webhooksDisabled.inc({ reason });

@@ -20,6 +20,9 @@ const REASONS = {
   TLS_PROTOCOL: 'TLS: the endpoint offers no TLS 1.2 or later',
   TLS_FAILED: 'TLS: the handshake failed',
   FAILED: 'the request failed',
+  // A listener's attempts (listener-transport.ts).
+  LISTENER_TIMEOUT: 'the listener did not answer in time (is `shiphook listen` still connected?)',
+  LISTENER_GONE: 'the listener was removed (its `shiphook listen` stopped)',
 } as const;
 
 export type OutboundReason = keyof typeof REASONS;

@@ -44,6 +44,8 @@ ${list.events.length === 0 ? html`<p>No events${filter.status || filter.type || 
 export interface AttemptView {
   id: string;
   created_at: string;
+  /** As its request said: counts from 1 again in each replay or recovery; null on attempts recorded before it was kept. */
+  attempt: number | null;
   request_url: string;
   request_headers: Record<string, string>;
   request_body: string;
@@ -72,23 +74,54 @@ export function eventPage(
 <h2>Deliveries</h2>
 ${deliveries.length === 0 ? html`<p>No webhook to deliver to.</p>` : html`
 <table class="cards deliveries">
-  <thead><tr><th scope="col">URL</th><th scope="col">State</th><th scope="col">Attempt</th><th scope="col">Next retry</th></tr></thead>
+  <thead><tr><th scope="col">URL</th><th scope="col">State</th><th scope="col">Attempts</th><th scope="col">Next retry</th></tr></thead>
   <tbody>${deliveries.map((d) => html`<tr>
     <th scope="row" class="url"><a href="/portal/webhooks/${d.webhook_id}">${breakableUrl(d.url)}</a></th>
     <td data-label="State"><span class="badge ${d.state}">${d.state === 'pending' ? 'pending' : d.state === 'completed' ? 'delivered' : 'gave up'}</span></td>
-    <td data-label="Attempt">${d.attempts === 0 ? `none yet of ${totalAttempts}` : `attempt ${d.attempts} of ${totalAttempts}`}</td>
-    <td data-label="Next retry">${d.next_attempt_at ? html`${when(d.next_attempt_at)} <span class="hint">(attempt ${d.attempts + 1} of ${totalAttempts})</span>` : '—'}</td>
+    <td data-label="Attempts">${attemptsText(d)} <span class="hint">(${d.runs > 1 ? `first delivery and ${d.runs - 1} redeliver${d.runs === 2 ? 'y' : 'ies'}, up to ${totalAttempts} attempts each` : `up to ${totalAttempts}`})</span></td>
+    <td data-label="Next retry">${d.next_attempt_at ? html`${when(d.next_attempt_at)} <span class="hint">(${d.runs > 1 ? `${runName(d.runs)}, ` : ''}attempt ${d.attempts + 1} of ${totalAttempts})</span>` : '—'}</td>
   </tr>`)}</tbody>
 </table>`}
-<form method="post" action="/portal/events/${event.id}/replay">${formGuards(ctx)}<button type="submit">Replay</button> <span class="hint">delivers again to the URLs not yet acknowledged</span></form>
+<form method="post" action="/portal/events/${event.id}/replay">${formGuards(ctx)}<button type="submit">Replay</button> <span class="hint">delivers again to the URLs not yet acknowledged: a redelivery, with up to ${totalAttempts} attempts of its own</span></form>
 <h2>Attempts</h2>
-${attempts.length === 0 ? html`<p>No attempts yet.</p>` : attempts.map((a, i) => html`
+${attempts.length === 0 ? html`<p>No attempts yet.</p>` : numberedByRun(attempts).map(({ a, run, runs }, i) => html`
 <article class="attempt" aria-labelledby="attempt-${i}">
-  <h3 id="attempt-${i}">Attempt ${i + 1}: <span class="badge ${acknowledges(a.response_code) ? 'completed' : 'failed'}">${a.response_code || 'no response'}</span> after ${a.total_time} ms, ${when(a.created_at)}</h3>
+  <h3 id="attempt-${i}">${runs > 1 ? `${capitalized(runName(run))}, a` : 'A'}ttempt ${a.attempt ?? '?'} of ${totalAttempts}: <span class="badge ${acknowledges(a.response_code) ? 'completed' : 'failed'}">${a.response_code || 'no response'}</span> after ${a.total_time} ms, ${when(a.created_at)}</h3>
   <p class="code">POST <span class="url">${breakableUrl(a.request_url)}</span></p>
   <details><summary>Request headers and body</summary>${headerTable(a.request_headers, true)}<pre>${a.request_body}</pre></details>
   <details open><summary>Response headers and body</summary>${headerTable(a.response_headers)}<pre>${a.response_body || '(empty)'}</pre></details>
 </article>`)}`);
+}
+
+/**
+ * A delivery's attempts over all its runs, as its attempt cards list them:
+ * "3 attempts: 2 failed, then delivered", "2 attempts so far, both failed".
+ */
+export function attemptsText(d: Pick<DeliveryProgress, 'state' | 'sent' | 'failed'>): string {
+  const count = `${d.sent} attempt${d.sent === 1 ? '' : 's'}`;
+  if (d.sent === 0) return d.state === 'pending' ? 'none yet' : 'none sent';
+  if (d.state === 'completed') return d.failed ? `${count}: ${d.failed} failed, then delivered` : `${count}: delivered`;
+  const all = d.sent === 1 ? 'failed' : d.sent === 2 ? 'both failed' : 'all failed';
+  return d.state === 'pending' ? `${count} so far, ${all}` : `${count}, ${all}`;
+}
+
+/** Run 1 is the first delivery; each replay or recovery that sent anything is a redelivery. */
+const runName = (run: number) => (run === 1 ? 'first delivery' : run === 2 ? 'redelivery' : `redelivery ${run - 1}`);
+const capitalized = (text: string) => text.charAt(0).toUpperCase() + text.slice(1);
+
+/**
+ * Each attempt (oldest first) with the run it belongs to among its URL's: a new run
+ * starts where an attempt is number 1 again. (The URL stands for its webhook: what the
+ * card shows.)
+ */
+function numberedByRun(attempts: AttemptView[]): { a: AttemptView; run: number; runs: number }[] {
+  const runOf = new Map<string, number>();
+  const numbered = attempts.map((a) => {
+    const run = (runOf.get(a.request_url) ?? 0) + (a.attempt === 1 || !runOf.has(a.request_url) ? 1 : 0);
+    runOf.set(a.request_url, run);
+    return { a, run };
+  });
+  return numbered.map((n) => ({ ...n, runs: runOf.get(n.a.request_url)! }));
 }
 
 /**

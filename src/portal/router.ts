@@ -252,7 +252,10 @@ export function portalRouter(deps: PortalDeps): Router {
         : `Redelivering ${recovery.matched} event${recovery.matched === 1 ? '' : 's'} that did not reach this webhook since ${since.replace('T', ' ')} UTC${recovery.capped ? ' (the oldest of more: recover the same window again once these are done)' : ''}.`);
     } catch (err) {
       if (!refusedForm(err)) throw err;
-      await showWebhook(req, res, id, { errors: { message: err.message, details: err.errors } });
+      // A disabled webhook: the API's answer names its PATCH; the page has the button (its notice, first on the page).
+      const hook = await call<WebhookAnswer>(req, res, OPS.getWebhook, { params: { id } });
+      const message = hook.disabled_at ? 'This webhook is disabled, so nothing can be redelivered to it: re-enable it with the Re-enable button just below, then redeliver.' : err.message;
+      await showWebhook(req, res, id, { errors: { message, details: hook.disabled_at ? [] : err.errors } });
     }
   });
   router.post('/webhooks/:id/test', async (req, res) => {
@@ -288,18 +291,28 @@ export function portalRouter(deps: PortalDeps): Router {
       res.status(err.status).type('html').send(eventsPage(ctx(req, { errors }), { events: [], has_more: false }, filter));
     }
   });
-  router.get('/events/:id', async (req, res) => {
-    const params = { id: String(req.params.id) };
+  async function showEvent(req: Request, res: Response, id: string, extra: Partial<PageContext> = {}) {
+    const params = { id };
     const [event, { payloads }, deliveries] = await Promise.all([
       call<z.output<typeof Event>>(req, res, OPS.getEvent, { params }),
       call<z.output<typeof PayloadList>>(req, res, OPS.payloads, { params }),
       deliveryProgress(db, who(req), params.id),
     ]);
-    res.type('html').send(eventPage(ctx(req, { notice: notice(req) }), event, deliveries, config.retryDelaysMs.length + 1, [...payloads].reverse()));
-  });
+    res.status(extra.errors ? 422 : 200).type('html').send(eventPage(ctx(req, extra), event, deliveries, config.retryDelaysMs.length + 1, [...payloads].reverse()));
+  }
+  router.get('/events/:id', async (req, res) => showEvent(req, res, String(req.params.id), { notice: notice(req) }));
   router.post('/events/:id/replay', async (req, res) => {
-    const event = await call<z.output<typeof Event>>(req, res, OPS.replay, { params: { id: String(req.params.id) } });
-    back(res, `/portal/events/${event.id}`, 'Replay started.');
+    const id = String(req.params.id);
+    try {
+      const event = await call<z.output<typeof Event>>(req, res, OPS.replay, { params: { id } });
+      back(res, `/portal/events/${event.id}`, 'Replay started.');
+    } catch (err) {
+      if (!refusedForm(err)) throw err;
+      // Nowhere live to deliver to: the API's answer names its PATCH; the webhook's page has the button.
+      const noLiveWebhook = err.code === 'WEBHOOK.INVALID';
+      const message = noLiveWebhook ? 'Nothing to replay to: the webhooks this event has not reached are disabled or deleted. Open a disabled one (its URL below) and re-enable it with the button at the top of its page, then replay.' : err.message;
+      await showEvent(req, res, id, { errors: { message, details: noLiveWebhook ? [] : err.errors } });
+    }
   });
 
   router.post('/logout', async (req, res) => {

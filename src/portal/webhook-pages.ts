@@ -3,7 +3,8 @@ import { errorText } from '../errors/error-text';
 import type { HealthState } from '../webhooks/tables';
 import { EVENT_TYPES } from '../events/types';
 import type { HourOfAttempts, RecentAttempt } from '../webhooks/delivery-history';
-import { breakableUrl, html } from './html';
+import { breakableUrl, type Html, html } from './html';
+import { emptyBodyText } from '../webhooks/health-view';
 import { successChart } from './chart';
 import { headerFields, headerNamesOf } from './header-form';
 import { eventTypeFields, receivesText, selectionFromForm, selectionOf } from './event-types-form';
@@ -57,7 +58,7 @@ export function webhooksPage(ctx: PageContext, hooks: WebhookRowView[], form: Re
         <td data-label="Status"><span class="badge ${h.health.status}">${h.disabled_at ? 'disabled' : h.health.status}</span></td>
         <td data-label="Last success">${when(h.health.last_success_at)}</td>
         <td data-label="Failures in a row">${h.health.consecutive_failures}${h.health.failing_since ? html` since ${when(h.health.failing_since)}` : ''}</td>
-        <td data-label="Last error">${h.health.last_error !== null ? html`<span class="code">${h.health.last_failure_response_code || 'no response'}</span> ${errorText(h.health.last_error, 80)}` : '—'}</td>
+        <td data-label="Last error">${lastError(h.health, 80)}</td>
         <td data-label="Custom headers">${h.headerNames.length ? h.headerNames.join(', ') : '—'}</td>
         <td data-label="24 h attempts / failed">${h.health.last_24h.attempts} / ${h.health.last_24h.failed}</td>
         <td data-label="Created">${when(h.created_at)}</td>
@@ -92,21 +93,20 @@ export function webhookPage(ctx: PageContext, hook: WebhookRowView, activity: We
   return page(ctx, hook.url, html`
 <p><a href="/portal/">← All webhooks</a></p>
 <h1 class="url">${breakableUrl(hook.url)}</h1>
+${hook.disabled_at ? disabledNotice(ctx, hook) : ''}
 ${newSecret ? html`<section class="secret" aria-labelledby="newsecret"><h2 id="newsecret">New signing secret</h2>
   <p>Copy it now: it is shown this once.</p><p><output id="secret-value" class="code">${newSecret.secret}</output></p>
   ${newSecret.previousExpiresAt ? html`<p>The previous secret keeps signing deliveries (beside this one, in <code>webhook-signature</code>) until ${when(newSecret.previousExpiresAt)}.</p>` : ''}</section>` : ''}
 <section aria-labelledby="health"><h2 id="health">Health</h2>
 <dl class="facts">
   <dt>Status</dt><dd><span class="badge ${health.status}">${hook.disabled_at ? 'disabled' : health.status}</span>${hook.disabled_at ? html` since ${when(hook.disabled_at)}` : ''}</dd>
-  ${hook.disabled_at && health.disabled_reason ? html`<dt>Why</dt><dd>${disabledBecause(health)}</dd>` : ''}
   <dt>Receives</dt><dd>${receivesText(hook.eventTypes)}</dd>
   <dt>Last success</dt><dd>${when(health.last_success_at)}</dd>
   <dt>Failures in a row</dt><dd>${health.consecutive_failures}${health.failing_since ? html`, failing since ${when(health.failing_since)}` : ''}</dd>
-  <dt>Last error</dt><dd>${health.last_error !== null ? html`<span class="code">${health.last_failure_response_code || 'no response'}</span> ${health.last_error ? html`<pre>${health.last_error}</pre>` : ''}` : '—'}</dd>
+  <dt>Last error</dt><dd>${lastError(health)}</dd>
   <dt>Last 24 hours</dt><dd>${health.last_24h.attempts} attempts, ${health.last_24h.failed} failed</dd>
   <dt>Created</dt><dd>${when(hook.created_at)}</dd>
 </dl>
-${hook.disabled_at ? html`<form method="post" action="/portal/webhooks/${hook.id}/enable">${formGuards(ctx)}<button type="submit">Re-enable</button></form>` : ''}
 </section>
 <section aria-labelledby="rate"><h2 id="rate">Success rate, last 24 hours</h2>
 ${successChart(activity.hours)}
@@ -125,7 +125,8 @@ ${activity.recent.length === 0 ? html`<p>No delivery attempts yet.</p>` : html`
 </table>`}
 </section>
 <section aria-labelledby="recover"><h2 id="recover">Redeliver what failed</h2>
-<p>Delivers again to this webhook every event since the time you give whose delivery to it did not succeed (failed, or still retrying). Nothing is sent twice to a URL that acknowledged it.</p>
+<p>Delivers again to this webhook every event since the time you give whose delivery to it did not succeed (failed, or still retrying), and those it missed while disabled. Nothing is sent twice to a URL that acknowledged it.</p>
+${hook.disabled_at ? html`<p class="hint">This webhook is disabled: re-enable it first, with the <a href="#disabled">Re-enable button at the top of this page</a>.</p>` : ''}
 <form method="post" action="/portal/webhooks/${hook.id}/recover" class="row">${formGuards(ctx)}
   <label for="since">Redeliver what failed since <span class="hint">(UTC)</span></label>
   <input id="since" name="since" type="datetime-local" required value="${recoverFrom(health)}">
@@ -156,10 +157,35 @@ ${activity.recent.length === 0 ? html`<p>No delivery attempts yet.</p>` : html`
 </form></section>`);
 }
 
+/**
+ * The last failed attempt: the status code before the endpoint's own body (cut to `max`
+ * in a table, whole in a block otherwise); the health view's own words ("HTTP 500, empty
+ * body", "no response: …") as they are.
+ */
+function lastError(health: WebhookRowView['health'], max?: number): Html | string {
+  const { last_error: text, last_failure_response_code: code } = health;
+  if (text === null) return '—';
+  if (!code || text === emptyBodyText(code)) return text;
+  return html`<span class="code">${code}</span> ${max ? errorText(text, max) : html`<pre>${text}</pre>`}`;
+}
+
 /** The form's first guess: when the current run of failures began, else a day ago (UTC, as datetime-local takes it). */
 function recoverFrom(health: WebhookRowView['health']): string {
   const from = health.failing_since ? new Date(health.failing_since) : new Date(Date.now() - 86_400_000);
   return from.toISOString().slice(0, 16);
+}
+
+/**
+ * A disabled webhook's notice, first on its page with its Re-enable button: on a phone
+ * the page is long (the recent deliveries are a card each), and a refused redelivery
+ * shows the page again from its top, so the button is where the customer is then.
+ */
+function disabledNotice(ctx: PageContext, hook: WebhookRowView) {
+  return html`<section class="disabled" id="disabled" aria-labelledby="disabled-title">
+<h2 id="disabled-title">Disabled since ${when(hook.disabled_at)}</h2>
+<p>${hook.health.disabled_reason ? html`${disabledBecause(hook.health)} ` : ''}Nothing is sent to it, not even retries, until it is re-enabled; then redeliver what it missed (below).</p>
+<form method="post" action="/portal/webhooks/${hook.id}/enable">${formGuards(ctx)}<button type="submit">Re-enable</button></form>
+</section>`;
 }
 
 /** The health view's disabled_reason in words (an unknown reason is shown as it is). */

@@ -75,9 +75,23 @@ function healthView(
     last_success_at: lastSuccess ? isoSeconds(lastSuccess.created_at) : null,
     last_failure_at: lastFailure ? isoSeconds(lastFailure.created_at) : null,
     last_failure_response_code: lastFailure?.response_code ?? null,
-    last_error: lastFailure ? errorText(lastFailure.response_body, MAX_ERROR_SHOWN) : null,
+    last_error: lastFailure ? failureText(lastFailure.response_code, lastFailure.response_body) : null,
     last_24h: { attempts, succeeded, failed: attempts - succeeded },
   };
+}
+
+/** `last_error` of an answer without a body. */
+export const emptyBodyText = (code: number) => `HTTP ${code}, empty body`;
+
+/**
+ * `last_error`: the start of the failed attempt's response body; for an empty one the
+ * status and "empty body", and without a response (code 0: a timeout, a refused
+ * connection or address) shiphook's reason, recorded as the body `shiphook: <reason>`
+ * (activities/deliver.ts).
+ */
+function failureText(code: number, body: string): string {
+  if (code === 0) return errorText(`no response: ${body.replace(/^shiphook: /, '') || 'unknown reason'}`, MAX_ERROR_SHOWN);
+  return body.trim() ? errorText(body, MAX_ERROR_SHOWN) : emptyBodyText(code);
 }
 
 /**

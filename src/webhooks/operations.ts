@@ -8,6 +8,7 @@ import { notFound } from '../errors/api-error';
 import { defineOperation } from '../operation';
 import { RECOVER_INPUT, RecoverBody, Recovery } from '../engine/recovery.schema';
 import { webhookHealth } from './health-view';
+import { reportWebhookUpdate } from '../operational-webhooks/webhook-changes';
 import { rotateSecret } from './secret-rotation';
 import { sendTestEvent } from './test-events';
 import { createWebhook, deleteWebhook, getWebhook, listWebhooks, ownWebhook, updateWebhook } from './webhooks';
@@ -36,7 +37,7 @@ export const webhookOperations = [
     before: ({ params }, { db, who }: Context) => ownWebhook(db, who, params.id),
     body: { schema: UpdateWebhookBody, rules: WEBHOOK_INPUT, optional: true },
     status: 201, response: Webhook, tag, summary: 'Update (and re-enable) a webhook', description: 'Answers 201, as the real API does.',
-    handler: ({ body, target }, ctx: Context) => updateWebhook(ctx.db, ctx.who, target, body, healthWorkflows(ctx)) }),
+    handler: ({ body, target }, ctx: Context) => updateWebhook(ctx.db, ctx.who, target, body, healthWorkflows(ctx), reportWebhookUpdate) }),
   defineOperation({ method: 'DELETE', path: '/webhooks/:id', access: 'any key', params: { id: 'hook' },
     status: 200, response: Empty, tag, summary: 'Delete a webhook',
     handler: async ({ params }, ctx: Context) => {

@@ -4,6 +4,7 @@ import type { Db } from '../db/database';
 import { isoSeconds } from '../format';
 import { ownedBy, type Principal } from '../account/principal';
 import { ownWebhook } from './webhooks';
+import { reportSecretRotated } from '../operational-webhooks/webhook-changes';
 
 /**
  * Secret rotation with a grace period (as Stripe's "roll secret"): the new secret signs
@@ -21,12 +22,15 @@ export async function rotateSecret(db: Db, config: Pick<Config, 'secretRotationG
   const secret = given || newWebhookSecret();
   const hook = await ownWebhook(db, who, id);
   const expires = hook.webhook_secret ? new Date(Date.now() + config.secretRotationGraceMs) : null;
-  await db
-    .updateTable('webhooks')
-    .set({ webhook_secret: secret, previous_webhook_secret: hook.webhook_secret, previous_secret_expires_at: expires, updated_at: new Date() })
-    .where('id', '=', hook.id)
-    .where(ownedBy(who))
-    .execute();
+  await db.transaction().execute(async (trx) => {
+    await trx
+      .updateTable('webhooks')
+      .set({ webhook_secret: secret, previous_webhook_secret: hook.webhook_secret, previous_secret_expires_at: expires, updated_at: new Date() })
+      .where('id', '=', hook.id)
+      .where(ownedBy(who))
+      .execute();
+    await reportSecretRotated(trx, hook.id, { by: 'rotation', previousSecretExpiresAt: expires });
+  });
   return {
     object: 'WebhookSecret' as const,
     webhook_id: hook.id,

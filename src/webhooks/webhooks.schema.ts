@@ -25,7 +25,7 @@ const NOTHING_WANTED = 'must not be empty: a webhook that wants no events should
  * The subscription (src/events/type-patterns.ts): each bad entry named by its index, with
  * what is valid; stored as a set (each entry once, sorted). Null: every type.
  */
-const EventTypes = z
+export const EventTypes = z
   .array(z.unknown(), { error: NOT_A_LIST })
   .min(1, { error: NOTHING_WANTED, abort: true })
   .max(MAX_EVENT_TYPE_ENTRIES, { error: `must have at most ${MAX_EVENT_TYPE_ENTRIES} entries`, abort: true })
@@ -153,7 +153,7 @@ export const WebhookHealth = z
     last_success_at: z.string().nullable().openapi({ format: 'date-time' }),
     last_failure_at: z.string().nullable().openapi({ format: 'date-time' }),
     last_failure_response_code: z.number().int().nullable().openapi({ description: '0: no response (timeout, connection error, refused address).' }),
-    last_error: z.string().nullable().openapi({ description: 'The start of the last failed attempt\'s response body (or shiphook\'s reason).' }),
+    last_error: z.string().nullable().openapi({ description: 'What the last failed attempt got: the start of its response body; `HTTP 500, empty body` for an answer without one; `no response: <reason>` (a timeout, a refused connection) when none came.', example: 'HTTP 500, empty body' }),
     last_24h: z.strictObject({ attempts: z.number().int(), succeeded: z.number().int(), failed: z.number().int() }),
   })
   .openapi('WebhookHealth');

@@ -15,6 +15,7 @@ import { log } from '../log';
 import { notDeleted } from '../db/soft-delete';
 import { errorText } from '../errors/error-text';
 import { matches, typesMatching } from '../events/type-patterns';
+import { LISTENER_SCHEME } from '../outbound/listener-transport';
 
 /**
  * Webhooks (the API specification, 2.3, 3.2 and 4.2). Scoped by the key's user and mode. The secret is
@@ -27,6 +28,12 @@ export type WebhookChanges = Partial<z.output<typeof UpdateWebhookBody>>;
 
 /** Per account (a parent and its children together) and mode. */
 export const MAX_WEBHOOKS_PER_MODE = 100;
+
+/**
+ * Rows of `webhooks` that are webhooks, not listeners (`shiphook listen`, src/listeners/:
+ * rows the engine delivers to alike, which the webhook operations neither show nor count).
+ */
+export const notAListener = (table?: string) => sql<boolean>`${sql.ref(table ? `${table}.url` : 'url')} not like ${`${LISTENER_SCHEME}%`}`;
 
 export function webhookView(row: WebhookRow) {
   return {
@@ -81,6 +88,7 @@ async function assertBelowWebhookCap(trx: Executor, who: Principal): Promise<voi
     .where(notDeleted('users'))
     .where('webhooks.mode', '=', who.mode)
     .where(notDeleted('webhooks'))
+    .where(notAListener('webhooks'))
     .executeTakeFirstOrThrow();
   if (Number(count) >= MAX_WEBHOOKS_PER_MODE) {
     throw new ApiError('WEBHOOK.INVALID', `An account (a parent and its children) can have at most ${MAX_WEBHOOKS_PER_MODE} webhooks per mode.`, [
@@ -95,6 +103,7 @@ export async function ownWebhooks(db: Executor, who: Principal): Promise<Webhook
     .selectFrom('webhooks')
     .selectAll()
     .where(ownedLive(who))
+    .where(notAListener())
     .orderBy('id', 'desc')
     .execute();
 }
@@ -122,11 +131,18 @@ export async function getWebhook(db: Db, who: Principal, id: string) {
 }
 
 /**
+ * What the platform's operational events hear of an update, in its transaction before the row
+ * changes (src/operational-webhooks/): handed in by the operations, as `health` is, since
+ * they publish through src/events/, which reads this folder.
+ */
+export type ReportWebhookUpdate = (trx: Executor, webhookId: string, changes: { secret: boolean }) => Promise<void>;
+
+/**
  * PATCH (of a webhook `ownWebhook` found): `webhook_secret`, `custom_headers` (replaces the list) and
  * `event_types` (replaces the subscription; null: every type), for events published afterwards; re-enables.
  * `health`: told when the update re-enabled a webhook or ended a run of failures.
  */
-export async function updateWebhook(db: Db, who: Principal, hook: WebhookRow, input: WebhookChanges, health: HealthWorkflows) {
+export async function updateWebhook(db: Db, who: Principal, hook: WebhookRow, input: WebhookChanges, health: HealthWorkflows, report?: ReportWebhookUpdate) {
   const now = new Date();
   // Re-enabled, and its health starts afresh: a failure after this starts a new run.
   const changes: WebhookUpdate = { disabled_at: null, disabled_reason: null, disabled_policy: null, failing_since: null, consecutive_failures: 0, updated_at: now };
@@ -134,15 +150,18 @@ export async function updateWebhook(db: Db, who: Principal, hook: WebhookRow, in
   if (input.webhook_secret !== undefined) Object.assign(changes, { webhook_secret: input.webhook_secret || null, previous_webhook_secret: null, previous_secret_expires_at: null }); // null or "" clears it
   if (input.custom_headers !== undefined) changes.custom_headers = JSON.stringify(input.custom_headers);
   if (input.event_types !== undefined) changes.event_types = input.event_types;
-  const row = await db
-    .updateTable('webhooks')
-    .set(changes)
-    // Only an update that ended something (disabled, or a run of failures) is a re-enable the view shows.
-    .set((eb) => ({ reenabled_at: eb.case().when(eb.or([eb('disabled_at', 'is not', null), eb('failing_since', 'is not', null)])).then(now).else(eb.ref('reenabled_at')).end() }))
-    .where('id', '=', hook.id)
-    .where(ownedLive(who))
-    .returningAll()
-    .executeTakeFirst();
+  const row = await db.transaction().execute(async (trx) => {
+    await report?.(trx, hook.id, { secret: input.webhook_secret !== undefined });
+    return trx
+      .updateTable('webhooks')
+      .set(changes)
+      // Only an update that ended something (disabled, or a run of failures) is a re-enable the view shows.
+      .set((eb) => ({ reenabled_at: eb.case().when(eb.or([eb('disabled_at', 'is not', null), eb('failing_since', 'is not', null)])).then(now).else(eb.ref('reenabled_at')).end() }))
+      .where('id', '=', hook.id)
+      .where(ownedLive(who))
+      .returningAll()
+      .executeTakeFirst();
+  });
   if (!row) throw notFound('Webhook not found.');
   if (hook.disabled_at || hook.failing_since) {
     if (hook.disabled_at) log.info('webhook re-enabled', { webhook_id: hook.id, was_disabled_for: hook.disabled_reason ?? 'unknown' });

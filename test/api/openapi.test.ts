@@ -46,6 +46,8 @@ const SHIPHOOK_OPERATIONS = [
   'get /v2/events/{id}/payloads', 'get /v2/events/{id}/payloads/{payload_id}', 'post /v2/events/{id}/replay',
   'post /v2/users', 'get /v2/users/children', 'delete /v2/users/{id}', 'post /v2/shipments', 'get /v2/shipments/{id}',
   'post /admin/v1/users', 'patch /admin/v1/users/{id}', 'post /admin/v1/events', 'post /admin/v1/events/replay',
+  'post /v2/events/trigger', 'post /v2/listeners', 'get /v2/listeners', 'delete /v2/listeners/{id}', 'get /v2/listeners/{id}/stream',
+  'post /v2/listeners/{id}/requests/{request_id}/answer',
 ];
 
 describe('GET /v2/openapi.json', () => {
@@ -126,6 +128,9 @@ describe('GET /v2/openapi.json', () => {
       expect(Object.keys(responses).some((s) => /^2\d\d$/.test(s)), op).toBe(true);
       expect(responses['422'].content['application/json'].schema.$ref).toBe('#/components/schemas/Error');
     }
+    // A streamed answer is declared as one: server-sent events whose data has a schema.
+    expect(doc.paths['/v2/listeners/{id}/stream'].get.responses['200'].content['text/event-stream'].schema.$ref).toBe('#/components/schemas/ListenerStreamEvent');
+    expect(doc.paths['/v2/events/trigger'].post.description).toContain('Test keys only');
   });
 
   it('declares both auth schemes for /v2 and the operator token for /admin/v1', () => {

@@ -29,7 +29,7 @@ describe('the OpenAPI document', () => {
         expect(documented, name).toBeDefined();
         const success = documented.responses[String(op.status)];
         expect(success, name).toBeDefined();
-        expect(Boolean(success.content), name).toBe(op.response !== undefined);
+        expect(Object.keys(success.content ?? {}), name).toEqual(op.stream ? ['text/event-stream'] : op.response ? ['application/json'] : []);
         expect(Boolean(documented.requestBody), name).toBe(op.body !== undefined);
         if (op.body) expect(documented.requestBody.required, name).toBe(!op.body.optional);
         const parameters = (documented.parameters ?? []) as { name: string; in: string }[];
@@ -37,6 +37,7 @@ describe('the OpenAPI document', () => {
         expect(parameters.filter((p) => p.in === 'query').map((p) => p.name), name).toEqual(op.query ? keysOf(op.query.schema) : []);
         expect(documented.security, name).toEqual(op.access === 'operator' ? [{ operatorToken: [] }] : [{ basicAuth: [] }, { bearerAuth: [] }]);
         expect(documented.description?.includes('Production keys only') ?? false, name).toBe(op.access === 'production key');
+        expect(documented.description?.includes('Test keys only') ?? false, name).toBe(op.access === 'test key');
         expect(documented.tags, name).toEqual([op.tag]);
       }
     }

@@ -8,7 +8,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { writeDevState } from '../../src/cli/dev-state';
 import { eventStatus, publish, webhook } from '../support/events';
-import { createAccount } from '../support/http';
+import { call, createAccount } from '../support/http';
 import { eventually, startReceiver, status, type Receiver } from '../support/receiver';
 import { startSystem, type TestSystem } from '../support/system';
 
@@ -27,6 +27,15 @@ const workflowIds = (json: string): string[] => {
   const parsed = text.startsWith('[') ? (JSON.parse(text) as unknown[]) : text.split('\n').map((l) => JSON.parse(l) as unknown);
   return parsed.map((w) => (w as { execution: { workflowId: string } }).execution.workflowId);
 };
+
+/** Each listed run's status (`COMPLETED`, `TERMINATED`, …), newest first, and its run id. */
+const listed = (json: string) => {
+  const text = json.trim();
+  const parsed = text.startsWith('[') ? (JSON.parse(text) as unknown[]) : text.split('\n').map((l) => JSON.parse(l) as unknown);
+  return parsed as { status: string; execution: { runId: string } }[];
+};
+const runStatuses = (json: string) => listed(json).map((w) => String(w.status).replace('WORKFLOW_EXECUTION_STATUS_', ''));
+const runIds = (json: string) => listed(json).map((w) => w.execution.runId);
 
 let sys: TestSystem;
 let ok: Receiver;
@@ -52,7 +61,7 @@ describe('shiphook temporal', () => {
     const acct = await createAccount(sys);
     await webhook(sys, acct.testKey, okUrl);
     const failingAcct = await createAccount(sys);
-    await webhook(sys, failingAcct.testKey, downUrl);
+    const failingHook = await webhook(sys, failingAcct.testKey, downUrl);
     const tracker = `trk_${randomBytes(16).toString('hex')}`;
     const delivered = await publish(sys, acct.user.id, 'test', { result: { object: 'Tracker', id: tracker, status: 'in_transit' } });
     const failed = await publish(sys, failingAcct.user.id, 'test');
@@ -63,12 +72,31 @@ describe('shiphook temporal', () => {
     const runs = await shiphookTemporal(['workflow', 'list', '--query', `ShiphookEventId='${delivered.id}'`, '-o', 'json'], env);
     expect(workflowIds(runs.stdout)).toEqual([delivered.id]);
 
-    // The README's query: a run still retrying has no outcome yet, so it is found as Running.
-    const notSucceeded = (url: string) => `ShiphookWebhookUrls='${url}' AND (ExecutionStatus='Running' OR ShiphookEventStatus='failed')`;
-    const failing = await shiphookTemporal(['workflow', 'list', '--query', notSucceeded(downUrl), '-o', 'json'], env);
-    expect(workflowIds(failing.stdout)).toEqual([failed.id]);
-    const fine = await shiphookTemporal(['workflow', 'list', '--query', notSucceeded(okUrl), '-o', 'json'], env);
-    expect(workflowIds(fine.stdout)).toEqual([]);
+    // The README's query, what is failing now at a webhook: a failed event's run stays open
+    // (waiting for a replay or recovery), so it is found as Running, as one still retrying is.
+    const failingNow = (url: string) => `ShiphookWebhookUrls='${url}' AND ExecutionStatus='Running'`;
+    const list = async (query: string) => workflowIds((await shiphookTemporal(['workflow', 'list', '--query', query, '-o', 'json'], env)).stdout);
+    expect(await list(failingNow(downUrl))).toEqual([failed.id]);
+    // Of those, the ones that failed (visibility has the run's upsert a moment after the database has the status).
+    expect(await eventually(async () => {
+      const ids = await list(`${failingNow(downUrl)} AND ShiphookEventStatus='failed'`);
+      return ids.length ? ids : undefined;
+    }, 15_000, 'the failed run in visibility')).toEqual([failed.id]);
+    expect(await list(failingNow(okUrl))).toEqual([]);
+
+    // The endpoint is fixed and what it missed recovered: the event is delivered, and no
+    // longer listed. Its first run is Terminated, with the recovery named; the second completed.
+    down.answer(status(200));
+    const key = failingAcct.testKey;
+    expect((await call(sys, 'PATCH', `/webhooks/${failingHook.id}`, { key, body: {} })).status).toBe(201); // the suite's policy may have disabled it
+    const recovery = await call(sys, 'POST', `/webhooks/${failingHook.id}/recover`, { key, body: { since: failed.created_at } });
+    expect(recovery.body).toMatchObject({ matched: 1 });
+    await eventStatus(sys, key, failed.id, 'completed');
+    await eventually(async () => ((await list(failingNow(downUrl))).length === 0 ? true : undefined), 15_000, 'the recovered event to be listed no more');
+    const both = await shiphookTemporal(['workflow', 'list', '--query', `ShiphookEventId='${failed.id}'`, '-o', 'json'], env);
+    expect(runStatuses(both.stdout)).toEqual(['COMPLETED', 'TERMINATED']);
+    const first = await shiphookTemporal(['workflow', 'describe', '--workflow-id', failed.id, '--run-id', runIds(both.stdout)[1]!, '-o', 'json'], env);
+    expect(first.stdout).toContain(`replayed by ${recovery.body.id}`);
     // Every run about one object (its result.id).
     const about = await shiphookTemporal(['workflow', 'list', '--query', `ShiphookObjectId='${tracker}'`, '-o', 'json'], env);
     expect(workflowIds(about.stdout)).toEqual([delivered.id]);
@@ -82,8 +110,7 @@ describe('shiphook temporal', () => {
       await webhook(sys, slowAcct.testKey, hangUrl);
       const retrying = await publish(sys, slowAcct.user.id, 'test');
       await eventually(async () => (hanging.deliveries.length > 0 ? true : undefined), 10_000, 'the first attempt');
-      const stillGoing = await shiphookTemporal(['workflow', 'list', '--query', notSucceeded(hangUrl), '-o', 'json'], env);
-      expect(workflowIds(stillGoing.stdout)).toEqual([retrying.id]);
+      expect(await list(failingNow(hangUrl))).toEqual([retrying.id]);
     } finally {
       for (const res of held) res.end();
       await hanging.close();

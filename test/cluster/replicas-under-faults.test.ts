@@ -4,7 +4,8 @@ import { until } from '../fault/harness';
 import { memorySampler } from '../../bench/processes';
 import { type Cluster, type ClusterProcess, CLUSTER_ENV, startCluster } from './cluster';
 import { megabytes, SERVICES } from './topology';
-import { type Burst, caughtUpAt, dispatchStates, EVENTS, firstDeliveryAfter, inFlight, type Outcome, report, SCENARIO_TIMEOUT_MS, type Scenario, scenario, settle, startBurst, unfinished, unrecordedDeliveries } from './scenario';
+import { operationalScenario } from './operational-scenario';
+import { type Burst, caughtUpAt, dispatchStates, EVENTS, firstDeliveryAfter, inFlight, type Outcome, report, SCENARIO_TIMEOUT_MS, type Scenario, scenario, settle, SETTLE_TIMEOUT_MS, startBurst, unfinished, unrecordedDeliveries } from './scenario';
 
 /** A fault comes once this many events were answered: mid-burst. */
 const FAULT_AT = 300;
@@ -166,6 +167,19 @@ describe.sequential('the production topology under faults', () => {
     expect(accepted).toBeGreaterThanOrEqual(budget * Math.floor(elapsed) * 0.5);
     // Both processes served and refused: the budget is one, whichever process counts.
     for (const a of byApi) expect(a.ok > 0 && a.limited > 0, JSON.stringify(byApi)).toBe(true);
+  }, SCENARIO_TIMEOUT_MS);
+
+  it('operational webhooks under kill -9 of a deliveries worker and the retries worker: one webhook.failing, one delivery.exhausted per failed event', async () => {
+    const victims = [cluster.workers[0]!, cluster.retryWorkers[0]!];
+    const outcome = await operationalScenario(cluster, victims, SETTLE_TIMEOUT_MS);
+    report('operational webhooks', { ...outcome });
+    expect(outcome.failed).toBe(outcome.events);
+    // Once per state change: the run's start once, each delivery's exhaustion once, whichever worker saw it.
+    expect(outcome.emitted).toEqual({ 'webhook.failing': 1, 'delivery.exhausted': outcome.events });
+    expect(outcome.exhaustedEvents).toBe(outcome.events);
+    expect(outcome.exhaustedTwice).toBe(0);
+    expect(outcome.received).toBe(outcome.events + 1);
+    for (const p of everyProcess()) expect(p.alive, `${p.label} alive`).toBe(true);
   }, SCENARIO_TIMEOUT_MS);
 
   it("every process stayed within its compose service's memory limit through the scenarios above", async () => {

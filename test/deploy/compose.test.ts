@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
 import { duration, loadConfig } from '../../src/config';
 
 const compose = () => readFileSync('docker-compose.yml', 'utf8').split('\n');
@@ -33,6 +34,23 @@ describe('docker-compose', () => {
       expect(ports.length, service).toBeGreaterThan(0);
       for (const p of ports) expect(p, service).toMatch(/^127\.0\.0\.1:/);
     }
+  });
+
+  it('sends every api and worker trace to its Jaeger, whose UI is on the host loopback only and a Grafana data source', () => {
+    // Merge keys (`<<: *shiphook-env`) resolved as compose resolves them.
+    const { services } = parse(readFileSync('docker-compose.yml', 'utf8'), { merge: true }) as { services: Record<string, { environment?: Record<string, string> }> };
+    for (const service of ['api', 'worker', 'worker-retries']) {
+      const env = services[service]!.environment ?? {};
+      // The variables turn tracing on, toward the jaeger service's OTLP/HTTP port.
+      expect(loadConfig(Object.fromEntries(Object.entries(env).filter(([k]) => k.startsWith('OTEL_')))).tracing, service).toBe(true);
+      expect(env.OTEL_EXPORTER_OTLP_ENDPOINT, service).toBe('http://jaeger:4318');
+    }
+    expect(block('  jaeger:')).toContain('    image: jaegertracing/jaeger:2.5.0');
+    expect(publishedPorts('jaeger')).toEqual(['127.0.0.1:16686:16686']);
+    const source = readFileSync('deploy/grafana/provisioning/datasources/jaeger.yml', 'utf8');
+    expect(source).toMatch(/^ {4}type: jaeger$/m);
+    expect(source).toMatch(/^ {4}url: http:\/\/jaeger:16686$/m);
+    expect(block('  grafana:')).toContain('      - jaeger');
   });
 
   it("keeps events and Temporal's closed histories equally long: the default retention, one setting for both", () => {

@@ -20,15 +20,18 @@ afterAll(async () => {
 });
 
 /**
- * History event types of a workflow, with how often each occurs; with `closed`, once
- * it has closed: the database says `failed` as soon as the last attempt is recorded, a moment before
- * the server writes that activity's events (a retried activity's start is recorded
- * with its completion).
+ * History event types of a workflow, with how often each occurs; with `settled`, once
+ * it has closed, or (a failed event's) waits for a replay on its last timer: the database
+ * says `failed` as soon as the last attempt is recorded, a moment before the server writes
+ * that activity's events (a retried activity's start is recorded with its completion).
  */
-async function historyCounts(workflowId: string, { closed = false } = {}) {
+async function historyCounts(workflowId: string, { settled = false } = {}) {
   const handle = client.workflow.getHandle(workflowId);
-  if (closed) await handle.result();
-  const history = await handle.fetchHistory();
+  const history = await eventually(async () => {
+    const h = await handle.fetchHistory();
+    const waitsForReplay = (h.events ?? []).some((e) => e.timerStartedEventAttributes && e.userMetadata?.summary);
+    return !settled || waitsForReplay || (await handle.describe()).status.name !== 'RUNNING' ? h : undefined;
+  }, 20_000, `the run of ${workflowId} to settle`);
   const counts: Record<string, number> = {};
   for (const e of history.events ?? []) {
     const type = Object.keys(e).find((k) => k.endsWith('EventAttributes'))!;
@@ -61,7 +64,7 @@ describe('retries run by Temporal', () => {
     const event = await publish(sys, acct.user.id, 'test');
     const [first, second] = await receiver.waitFor(2, 40_000);
     expect(second!.at - first!.at).toBeGreaterThanOrEqual(15_900);
-    const { counts } = await historyCounts(event.id, { closed: true });
+    const { counts } = await historyCounts(event.id, { settled: true });
     expect(counts.timerStartedEventAttributes).toBe(1);
     expect(counts.timerFiredEventAttributes).toBe(1);
     expect(counts.markerRecordedEventAttributes).toBe(1); // the local activity's: no `patched` marker on this path
@@ -76,13 +79,15 @@ describe('retries run by Temporal', () => {
     const event = await publish(sys, acct.user.id, 'test');
     await eventStatus(sys, acct.testKey, event.id, 'failed', 15_000);
     expect(receiver.deliveries).toHaveLength(4);
-    const { counts, events } = await historyCounts(event.id, { closed: true });
+    const { counts, events } = await historyCounts(event.id, { settled: true });
     // Attempt 1 is the local activity (one marker);
     // attempts 2–4 are one activity retried by the server, and the 300 ms before attempt 2
-    // are waited inside it, not on a timer. One upsert: the outcome, `failed`.
+    // are waited inside it, not on a timer. One upsert: the outcome, `failed`; one timer:
+    // the failed run's wait for a replay.
     expect(counts.markerRecordedEventAttributes).toBe(1);
     expect(counts.upsertWorkflowSearchAttributesEventAttributes).toBe(1);
-    expect(counts.timerStartedEventAttributes ?? 0).toBe(0);
+    expect(counts.timerStartedEventAttributes).toBe(1);
+    expect(events.at(-1)!.timerStartedEventAttributes).toBeTruthy();
     expect(counts.activityTaskScheduledEventAttributes).toBe(1);
     const started = events.find((e) => e.activityTaskStartedEventAttributes)!.activityTaskStartedEventAttributes!;
     expect(started.attempt).toBe(3);

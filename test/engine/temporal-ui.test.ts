@@ -87,7 +87,7 @@ describe('operators in the Temporal UI', () => {
     // The first attempt is refused for 12 s (Retry-After; the retry waits in its activity),
     // the second succeeds: 12 s to look at a run that retries, whatever the machine's load.
     const receiver = await startReceiver((d, i, res) => (i === 0 ? status(503, { 'retry-after': '12' }) : status(200))(d, i, res));
-    await webhook(sys, acct.testKey, receiver.url);
+    const hook = await webhook(sys, acct.testKey, receiver.url);
     const event = await publish(sys, acct.user.id, 'test', { description: 'tracker.updated' });
     await receiver.waitFor(1);
     await eventStatus(sys, acct.testKey, event.id, 'retrying');
@@ -103,11 +103,32 @@ describe('operators in the Temporal UI', () => {
     await expectClosedWith(event.id, 'completed', ['completed']);
     expect(await workflowsFound(`ShiphookUserId = "${acct.user.id}" AND ShiphookEventStatus = "completed"`)).toEqual([event.id]);
 
-    // Every attempt fails: the run ends with the status failed.
+    // Every attempt fails: the run upserts `failed` and stays open on a timer until the
+    // event's retention, listed by ExecutionStatus = "Running" as failing now.
     receiver.answer(status(500));
     const failed = await publish(sys, acct.user.id, 'test', { description: 'tracker.updated' });
     await eventStatus(sys, acct.testKey, failed.id, 'failed');
-    await expectClosedWith(failed.id, 'failed', ['failed']);
+    const dormant = await failedAndWaiting(failed.id);
+    expect(await upserts(failed.id)).toEqual(['failed']);
+    const retention = sys.config.eventRetentionMs;
+    expect(Math.abs(Date.parse(dormant.timer.expirationTime) - (Date.parse(failed.created_at) + retention))).toBeLessThan(5_000);
+    expect(await workflowsFound(`ShiphookUserId = "${acct.user.id}" AND ExecutionStatus = "Running" AND ShiphookEventStatus = "failed"`)).toEqual([failed.id]);
+
+    // A replay replaces it: the old run is Terminated with the replay named, the new one tells the outcome.
+    // (Four failures in a second may have disabled the webhook under the suite's policy: re-enabled first.)
+    receiver.answer(status(200));
+    expect((await call(sys, 'PATCH', `/webhooks/${hook.id}`, { key: acct.testKey, body: {} })).status).toBe(201);
+    expect((await call(sys, 'POST', `/events/${failed.id}/replay`, { key: acct.testKey })).status).toBe(200);
+    await eventStatus(sys, acct.testKey, failed.id, 'completed');
+    const old = await client.workflow.getHandle(failed.id, dormant.runId).describe();
+    expect(old.status.name).toBe('TERMINATED');
+    expect(await terminationReason(failed.id, dormant.runId)).toBe(`replayed by POST /v2/events/${failed.id}/replay`);
+    expect(await client.workflow.getHandle(failed.id).result()).toBe('completed');
+    expect(await workflowsFound(`ShiphookUserId = "${acct.user.id}" AND ExecutionStatus = "Terminated"`)).toEqual([failed.id]);
+    await eventually(async () => {
+      for await (const _ of client.workflow.list({ query: `ShiphookUserId = "${acct.user.id}" AND ExecutionStatus = "Running"` })) return undefined;
+      return true;
+    }, 15_000, 'nothing of the account failing now');
     await receiver.close();
   });
 });
@@ -210,6 +231,25 @@ async function upserts(workflowId: string): Promise<(string | null)[]> {
     const field = attrs.searchAttributes?.indexedFields?.ShiphookEventStatus;
     return [field?.data ? (JSON.parse(Buffer.from(field.data).toString('utf8')) as string) : null];
   });
+}
+
+/** A failed event's run once it waits for a replay: Running, `failed` upserted, on its one timer (whose expiry it gives). */
+async function failedAndWaiting(workflowId: string) {
+  const handle = client.workflow.getHandle(workflowId);
+  return eventually(async () => {
+    const d = await handle.describe();
+    const timer = (await handle.fetchHistory()).events?.find((e) => e.timerStartedEventAttributes && e.userMetadata?.summary);
+    if (d.status.name !== 'RUNNING' || d.typedSearchAttributes.get(EventStatusAttr) !== 'failed' || !timer) return undefined;
+    const started = Number(timer.eventTime!.seconds) * 1000;
+    const ms = Number(timer.timerStartedEventAttributes!.startToFireTimeout!.seconds) * 1000;
+    return { runId: d.runId, timer: { expirationTime: new Date(started + ms).toISOString() } };
+  }, 20_000, `the run of ${workflowId} to wait, failed`);
+}
+
+/** Why a run was terminated, as its history (and the UI) says. */
+async function terminationReason(workflowId: string, runId: string): Promise<string | undefined> {
+  const history = await client.workflow.getHandle(workflowId, runId).fetchHistory();
+  return history.events?.find((e) => e.workflowExecutionTerminatedEventAttributes)?.workflowExecutionTerminatedEventAttributes?.reason ?? undefined;
 }
 
 /** The workflow ids a visibility query finds, once it finds any (visibility is eventually consistent). */

@@ -14,9 +14,10 @@ import { startSystem, type TestSystem } from '../support/system';
 
 /**
  * Workflow code must replay the histories of runs that are still open when a new
- * version is deployed (an event can wait days for its retries). test/fixtures/histories/
- * holds the baseline, histories of today's workflows: every delivery outcome, a delivery
- * still waiting for its retry (on a timer, in its activity), and the health workflow
+ * version is deployed (an event can wait days for its retries, and a failed one's run
+ * waits for a replay until retention). test/fixtures/histories/ holds the baseline,
+ * histories of today's workflows: every delivery outcome, a delivery still waiting for
+ * its retry (on a timer, in its activity), and the health workflow
  * disabling a webhook, restarting on its re-enable and ending on its delete.
  *
  * Before 1.0 (package.json's version) no deployment holds runs of older code: a change
@@ -33,7 +34,7 @@ const RECORD = process.env.SHIPHOOK_RECORD_HISTORIES;
 const BASELINE = [
   'delivered',
   'retried-then-delivered',
-  'failed',
+  'failed-waiting-for-replay',
   'open-waiting-on-timer',
   'open-waiting-in-retry',
   'health-disabled-then-reenabled',
@@ -88,13 +89,25 @@ async function delivery(answers: Answer[]) {
   return { acct, receiver, hook, event, handle: (await sys.temporal()).workflow.getHandle(event.id) };
 }
 
-/** A delivery run that ends with `final`. */
-async function closedRun(name: string, answers: Answer[], final: 'completed' | 'failed') {
+/** A delivery run that ends with `completed`. */
+async function closedRun(name: string, answers: Answer[]) {
   const { acct, receiver, event, handle } = await delivery(answers);
-  await eventStatus(sys, acct.testKey, event.id, final);
+  await eventStatus(sys, acct.testKey, event.id, 'completed');
   await handle.result(); // the run closes a moment after the database has the final status
   await receiver.close();
   return kept(name, handle);
+}
+
+/** A delivery run whose event failed, recorded once it waits for a replay (then ended, as a replay ends it). */
+async function failedRun(name: string) {
+  const { acct, receiver, event, handle } = await delivery([status(500)]);
+  await eventStatus(sys, acct.testKey, event.id, 'failed');
+  const waitsForReplay = (e: temporal.api.history.v1.IHistoryEvent) => e.timerStartedEventAttributes && e.userMetadata?.summary;
+  await eventually(async () => ((await handle.fetchHistory()).events ?? []).some(waitsForReplay) || undefined, 20_000, `${name}: the run to wait for a replay`);
+  const run = await kept(name, handle);
+  await handle.terminate('its history is recorded');
+  await receiver.close();
+  return run;
 }
 
 /** A delivery run still open, its history recorded once it shows `waiting` (then ended: nothing else needs it). */
@@ -108,11 +121,11 @@ async function openRun(name: string, retryAfterSeconds: number, waiting: (e: tem
 }
 
 describe('delivery workflows replay', () => {
-  it('runs of today’s code replay: delivered at once, retried then delivered, failed, and still waiting for a retry', async () => {
+  it('runs of today’s code replay: delivered at once, retried then delivered, failed and waiting for a replay, and still waiting for a retry', async () => {
     const runs = await Promise.all([
-      closedRun('delivered', [status(200)], 'completed'),
-      closedRun('retried-then-delivered', [status(500), status(200)], 'completed'),
-      closedRun('failed', [status(500)], 'failed'),
+      closedRun('delivered', [status(200)]),
+      closedRun('retried-then-delivered', [status(500), status(200)]),
+      failedRun('failed-waiting-for-replay'),
       // A retry due later than the activity would wait: a durable timer.
       openRun('open-waiting-on-timer', 3600, (e) => e.timerStartedEventAttributes),
       // A retry due soon: the retry activity is scheduled and waits for its time.
@@ -121,7 +134,7 @@ describe('delivery workflows replay', () => {
     expect(runs.map((r) => [r.name, closes(r.history)])).toEqual([
       ['delivered', true],
       ['retried-then-delivered', true],
-      ['failed', true],
+      ['failed-waiting-for-replay', false],
       ['open-waiting-on-timer', false],
       ['open-waiting-in-retry', false],
     ]);

@@ -57,7 +57,7 @@ describe('metrics after a burst with one failing receiver', () => {
     workerAfter = await eventually(async () => {
       const now = await workerMetrics();
       return retried(now) - retried(workerBefore) >= EVENTS * (ATTEMPTS - 1) ? now : undefined;
-    }, 20_000, 'the retry activities to end');
+    }, 60_000, 'the retry activities to end');
     apiAfter = await apiMetrics();
   }, 120_000);
 

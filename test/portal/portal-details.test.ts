@@ -187,7 +187,7 @@ describe('webhook pages', () => {
     await page.waitForURL(/\/portal\/events\/evt_/);
     const [delivered] = await r.waitFor(1);
     expect(delivered!.headers['x-api-key']).toBe('value-of-the-key-7f3a');
-    await untilShown(page, /Attempt 1: 200/, 'the attempt to be listed');
+    await untilShown(page, /Attempt 1 of 4: 200/, 'the attempt to be listed');
     const eventHtml = await page.content();
     expect(eventHtml).toContain('X-Api-Key');
     expect(eventHtml).not.toContain('value-of-the-key-7f3a');
@@ -271,7 +271,7 @@ describe('recovering from the webhook page', () => {
     if ((await call(sys, 'GET', `/webhooks/${hook.id}`, { key: acct.testKey })).body.disabled_at) {
       await page.getByLabel('Redeliver what failed since').fill(before.toISOString().slice(0, 16));
       await page.getByRole('button', { name: 'Redeliver' }).click();
-      expect(await page.locator('.error').innerText()).toContain('re-enable it first');
+      expect(await page.locator('.error').innerText()).toContain('re-enable it with the Re-enable button just below');
       await page.getByRole('button', { name: 'Re-enable' }).click();
       await page.waitForURL(/notice=Re-enabled/);
     }
@@ -301,7 +301,7 @@ describe('recovering from the webhook page', () => {
 });
 
 describe('event page', () => {
-  it("shows each URL's attempt n of N and its next retry, recorded with the failed attempt and cleared by the success", async () => {
+  it("shows each URL's attempts so far and its next retry (attempt n of N), recorded with the failed attempt and cleared by the success", async () => {
     const acct = await createAccount(sys);
     // An event with nothing to deliver to, then a failing webhook, and a replay to every webhook:
     // this file's API starts the run, with its long schedule.
@@ -334,7 +334,7 @@ describe('event page', () => {
     expect(afterSecond.next_attempt_at!.getTime()).toBeGreaterThan(afterFirst.next_attempt_at!.getTime());
     const row = page.locator('table.deliveries tbody tr');
     expect(await row.count()).toBe(1);
-    expect(await row.locator('td[data-label="Attempt"]').innerText()).toBe('attempt 2 of 4');
+    expect(await row.locator('td[data-label="Attempts"]').innerText()).toBe('2 attempts so far, both failed (up to 4)');
     const next = row.locator('td[data-label="Next retry"]');
     expect(await next.locator('time').getAttribute('datetime')).toBe(afterSecond.next_attempt_at!.toISOString().replace(/\.\d{3}Z$/, 'Z'));
     expect(await next.innerText()).toContain('(attempt 3 of 4)');
@@ -349,10 +349,85 @@ describe('event page', () => {
     await untilShown(page, 'delivered', 'the delivery to succeed');
     const done = await delivery();
     expect(done).toMatchObject({ state: 'completed', attempts: 3, next_attempt_at: null });
-    expect(await row.locator('td[data-label="Attempt"]').innerText()).toBe('attempt 3 of 4');
+    expect(await row.locator('td[data-label="Attempts"]').innerText()).toBe('3 attempts: 2 failed, then delivered (up to 4)');
     expect(await row.locator('td[data-label="Next retry"]').innerText()).toBe('—');
     await page.close();
   }, 90_000);
+});
+
+describe('the event page after a replay', () => {
+  it('numbers each attempt within its run and sums them up as the list shows them: 2 failed, then delivered by the redelivery', async () => {
+    const acct = await createAccount(sys);
+    const r = await receiver();
+    // Attempt 1 fails, attempt 2 asks for half a minute: the event is replayed from the portal meanwhile, and delivered.
+    r.answer((d, i, res) => (i === 0 ? status(500) : i === 1 ? status(503, { 'retry-after': '30' }) : status(200))(d, i, res));
+    await webhook(sys, acct.testKey, r.url);
+    const event = await publish(sys, acct.user.id, 'test');
+    await r.waitFor(2);
+    const page = await signedIn(acct);
+    await page.goto(portal(`/events/${event.id}`));
+    await page.getByRole('button', { name: 'Replay' }).click();
+    await page.waitForURL(/notice=Replay/);
+    await untilShown(page, 'delivered', 'the redelivery');
+
+    const row = page.locator('table.deliveries tbody tr');
+    expect(await row.locator('td[data-label="Attempts"]').innerText()).toBe('3 attempts: 2 failed, then delivered (first delivery and 1 redelivery, up to 4 attempts each)');
+    const cards = await page.locator('article.attempt h3').allInnerTexts();
+    expect(cards.map((c) => c.replace(/ after .*$/, ''))).toEqual(['First delivery, attempt 1 of 4: 500', 'First delivery, attempt 2 of 4: 503', 'Redelivery, attempt 1 of 4: 200']);
+    await page.screenshot({ path: path.join(SHOTS, 'event-redelivered-1280.png'), fullPage: true });
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.screenshot({ path: path.join(SHOTS, 'event-redelivered-390.png'), fullPage: true });
+    expect(r.deliveries).toHaveLength(3);
+    await page.close();
+  }, 90_000);
+});
+
+describe('a disabled webhook in the portal', () => {
+  it('puts its Re-enable button first on the page, where a refused redelivery on a phone lands, and says to use it', async () => {
+    const acct = await createAccount(sys);
+    const r = await receiver();
+    const hook = await webhook(sys, acct.testKey, r.url);
+    // Twenty deliveries make the page long on a phone (a card each), then a 410 disables the webhook.
+    const before = new Date(Date.now() - 60_000).toISOString().slice(0, 16);
+    for (let i = 0; i < 20; i++) await publish(sys, acct.user.id, 'test');
+    await r.waitFor(20);
+    r.answer(status(410));
+    await publish(sys, acct.user.id, 'test');
+    await eventually(async () => ((await call(sys, 'GET', `/webhooks/${hook.id}`, { key: acct.testKey })).body.disabled_at ? true : undefined), 20_000, 'the webhook to be disabled');
+
+    const page = await signedIn(acct);
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.goto(portal(`/webhooks/${hook.id}`));
+    expect(await page.locator('section.disabled').innerText()).toContain('The endpoint answered 410 Gone');
+    // The customer scrolls down to the form and asks for a redelivery: refused, with the page's own button named…
+    await page.getByLabel('Redeliver what failed since').scrollIntoViewIfNeeded();
+    expect(await page.evaluate(() => window.scrollY)).toBeGreaterThan(2_000);
+    await page.getByLabel('Redeliver what failed since').fill(before);
+    await page.getByRole('button', { name: 'Redeliver' }).click();
+    const error = await page.locator('.error').innerText();
+    expect(error).toContain('re-enable it with the Re-enable button just below');
+    expect(error).not.toContain('PATCH');
+    // …and that button in the first screenful of the page the answer shows.
+    const button = await page.getByRole('button', { name: 'Re-enable' }).boundingBox();
+    expect(button!.y + button!.height).toBeLessThan(844);
+    await page.screenshot({ path: path.join(SHOTS, 'webhook-disabled-390-refused.png') }); // what the phone shows
+    await page.screenshot({ path: path.join(SHOTS, 'webhook-disabled-390.png'), fullPage: true });
+    await page.setViewportSize({ width: 1280, height: 900 });
+    await page.screenshot({ path: path.join(SHOTS, 'webhook-disabled-1280-refused.png') });
+    await page.screenshot({ path: path.join(SHOTS, 'webhook-disabled-1280.png'), fullPage: true });
+
+    // A replay on the event's page is refused the same way: pointed to the webhook's button.
+    const failed = (await call(sys, 'GET', '/events?status=failed&page_size=1', { key: acct.testKey })).body.events[0];
+    await page.goto(portal(`/events/${failed.id}`));
+    await page.getByRole('button', { name: 'Replay' }).click();
+    expect(await page.locator('.error').innerText()).toContain('re-enable it with the button at the top of its page');
+
+    await page.goto(portal(`/webhooks/${hook.id}`));
+    await page.getByRole('button', { name: 'Re-enable' }).click();
+    await page.waitForURL(/notice=Re-enabled/);
+    expect(await page.locator('section.disabled').count()).toBe(0);
+    await page.close();
+  }, 120_000);
 });
 
 describe('phone width (390 px)', () => {

@@ -78,7 +78,7 @@ describe('webhook portal', () => {
     receiver.answer((_d, _i, res) => res.writeHead(500, { 'content-type': 'text/plain' }).end('database on fire'));
     const failing = await publish(sys, acct.user.id, 'test');
     await page.goto(page.url().replace(/evt_[0-9a-f]{32}/, failing.id));
-    await untilShown(page, /failed/, 'the event to fail');
+    await untilShown(page, 'gave up', 'the event to fail');
     const attempts = page.locator('article.attempt');
     expect(await attempts.count()).toBe(4); // the test schedule: 1 + 3 retries
     expect(await attempts.first().innerText()).toContain('database on fire');
@@ -86,7 +86,7 @@ describe('webhook portal', () => {
     // Out of attempts: the delivery gave up, and no next retry is planned any more.
     expect(await sys.db.selectFrom('event_deliveries').select(['state', 'attempts', 'next_attempt_at']).where('event_id', '=', failing.id).execute())
       .toEqual([{ state: 'failed', attempts: 4, next_attempt_at: null }]);
-    expect(await page.locator('table.deliveries td[data-label="Attempt"]').innerText()).toBe('attempt 4 of 4');
+    expect(await page.locator('table.deliveries td[data-label="Attempts"]').innerText()).toBe('4 attempts, all failed (up to 4)');
     expect(await page.locator('table.deliveries td[data-label="Next retry"]').innerText()).toBe('—');
 
     // The run of failures disables the webhook (tiny thresholds in tests); the portal shows it and re-enables it.

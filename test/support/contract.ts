@@ -45,6 +45,19 @@ export function checkResponse(method: string, pathname: string, status: number, 
   assertValid(validatorFor(['paths', template!, method.toLowerCase(), 'responses', key, 'content', 'application/json', 'schema']), body, `${method} ${template} → ${status}`);
 }
 
+/** Throws when a stream of server-sent events does not match the document: an operation that streams, each event's data its schema. */
+export function checkStream(method: string, pathname: string, status: number, text: string): void {
+  const path = pathname.replace(/\/{2,}/g, '/');
+  const template = templates.find((t) => t.pattern.test(path))?.template;
+  const streamed = template ? doc.paths[template]![method.toLowerCase()]?.responses[String(status)]?.content?.['text/event-stream'] : undefined;
+  if (!streamed) throw new Error(`contract: ${method} ${path} → ${status} answered a stream of events, which the document does not list`);
+  const validate = validatorFor(['paths', template!, method.toLowerCase(), 'responses', String(status), 'content', 'text/event-stream', 'schema']);
+  for (const block of text.split('\n\n')) {
+    const data = block.split('\n').filter((line) => line.startsWith('data: ')).map((line) => line.slice(6)).join('\n');
+    if (data) assertValid(validate, JSON.parse(data), `${method} ${template} → ${status} event`);
+  }
+}
+
 /** Throws when a delivery's body does not match the document's webhook of its type (the event catalogue). */
 export function checkDelivery(body: { description: string; [field: string]: unknown }): void {
   assertValid(validatorFor(['webhooks', body.description, 'post', 'requestBody', 'content', 'application/json', 'schema']), body, `webhook ${body.description}`);
@@ -91,6 +104,7 @@ export function watchResponses(server: import('node:http').Server, violations: s
       const text = Buffer.concat(chunks).toString('utf8');
       try {
         const type = String(res.getHeader('content-type') ?? '');
+        if (type.startsWith('text/event-stream')) return checkStream(req.method ?? 'GET', path, res.statusCode, text);
         if (text && !type.startsWith('application/json')) throw new Error(`contract: ${req.method} ${path} → ${res.statusCode} answered ${type || 'no content type'}, not JSON`);
         checkResponse(req.method ?? 'GET', path, res.statusCode, text ? JSON.parse(text) : undefined);
       } catch (err) {

@@ -1,3 +1,4 @@
+import { EventStatusAttr } from '../../src/engine/contract';
 import { call } from './http';
 import type { TestSystem } from './system';
 import { TEST_ENV } from './test-config';
@@ -34,4 +35,18 @@ export async function eventStatus(sys: TestSystem, key: string, eventId: string,
     const res = await call(sys, 'GET', `/events/${eventId}`, { key });
     return res.body?.status === want ? res.body : undefined;
   }, timeoutMs, `event ${eventId} to be ${want}`);
+}
+
+/**
+ * Waits until the event's latest run has nothing more to do, so nothing more can arrive
+ * from it: closed, or (its event failed) waiting for a replay (workflows/deliver-event.ts).
+ */
+export async function runSettled(sys: TestSystem, eventId: string, timeoutMs = 30_000) {
+  const handle = (await sys.temporal()).workflow.getHandle(eventId);
+  return eventually(async () => {
+    const d = await handle.describe().catch(() => undefined);
+    if (!d) return undefined;
+    const waitsForReplay = d.typedSearchAttributes.get(EventStatusAttr) === 'failed' && !d.raw.pendingActivities?.length;
+    return d.status.name !== 'RUNNING' || waitsForReplay ? d : undefined;
+  }, timeoutMs, `the run of ${eventId} to settle`);
 }

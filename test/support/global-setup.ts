@@ -3,9 +3,10 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import type { TestProject } from 'vitest/node';
+import { startOtlpReceiver } from '../../src/launcher/otlp-receiver';
 import { startSystem } from '../../src/launcher/system';
-import { findLeaks, logFile } from './log-capture';
-import { TEST_ENV } from './test-config';
+import { findLeaks, logFile, spanFile } from './log-capture';
+import { otlpEnv, TEST_ENV } from './test-config';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -27,9 +28,11 @@ declare module 'vitest' {
 export default async function setup(project: TestProject) {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'shiphook-test-'));
   const logDir = path.join(dataDir, 'logs');
-  mkdirSync(logDir);
+  mkdirSync(path.join(logDir, 'spans'), { recursive: true });
   // At debug level, into a file: the richest logs the suite makes, all scanned for secrets at the end.
   const out = openSync(logFile(logDir, 'worker'), 'a');
+  // The worker exports its spans (every delivery of the suite's tests) as well, also scanned.
+  const spans = await startOtlpReceiver({ dumpTo: spanFile(logDir, 'worker'), keep: false });
   const system = await startSystem({
     dataDir,
     databaseUrl: process.env.DATABASE_URL,
@@ -38,11 +41,12 @@ export default async function setup(project: TestProject) {
     persistent: false,
     ui: false,
     env: TEST_ENV,
-    workers: [{ label: 'worker', role: 'all', env: { LOG_LEVEL: 'debug' } }],
+    workers: [{ label: 'worker', role: 'all', env: { LOG_LEVEL: 'debug', ...otlpEnv(spans.url) } }],
     output: [out, out],
     // A worker or service that dies fails the tests that need it; say why at once (a worker's log has the rest).
     onChildDied: (reason) => process.stderr.write(`\n[global setup] ${reason}${reason.startsWith('shiphook worker') ? `; see ${logFile(logDir, 'worker')}` : ''}\n`),
-  }).catch((err) => {
+  }).catch(async (err) => {
+    await spans.close();
     rmSync(dataDir, { recursive: true, force: true });
     throw err;
   });
@@ -53,30 +57,36 @@ export default async function setup(project: TestProject) {
   project.provide('logDir', logDir);
 
   return async () => {
-    await worker.stop();
-    // After the last test: no key, secret or URL password in any log line of the suite.
-    const leaks = findLeaks(logDir, await secretsInUse(system.databaseUrl));
+    await worker.stop(); // which sends its last spans
+    await spans.close();
+    // After the last test: no key, secret or URL password in any log line or span of the suite,
+    // and no custom header value in any span (logs of Payloads may show them: they are the account's).
+    const { secrets, headerValues } = await secretsInUse(system.databaseUrl);
+    const leaks = [...findLeaks(logDir, secrets), ...findLeaks(path.join(logDir, 'spans'), [...secrets, ...headerValues]).map((l) => ({ ...l, file: `spans/${l.file}` }))];
     await system.stop();
     if (leaks.length) {
       process.exitCode = 1; // vitest only reports an error thrown here; this fails the run
-      throw new Error(`secrets in the suite's logs (kept in ${logDir}):\n` + leaks.slice(0, 20).map((l) => `  ${l.file}:${l.line}: ${l.what}`).join('\n'));
+      throw new Error(`secrets in the suite's logs or spans (kept in ${logDir}):\n` + leaks.slice(0, 20).map((l) => `  ${l.file}:${l.line}: ${l.what}`).join('\n'));
     }
     if (process.env.SHIPHOOK_KEEP_TEST_LOGS) process.stdout.write(`\nThe suite's logs: ${logDir}\n`);
     else rmSync(dataDir, { recursive: true, force: true });
   };
 }
 
-/** The API keys, webhook secrets and URL passwords the suite stored in the shared database. */
-async function secretsInUse(databaseUrl: string): Promise<string[]> {
+/** The API keys, webhook secrets and URL passwords the suite stored in the shared database, and its webhooks' custom header values. */
+async function secretsInUse(databaseUrl: string): Promise<{ secrets: string[]; headerValues: string[] }> {
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   try {
     const keys = await client.query<{ key: string }>('select key from api_keys');
-    const hooks = await client.query<{ url: string; webhook_secret: string | null }>('select url, webhook_secret from webhooks');
-    return [
-      ...keys.rows.map((r) => r.key),
-      ...hooks.rows.flatMap((r) => [r.webhook_secret ?? '', URL.canParse(r.url) ? decodeURIComponent(new URL(r.url).password) : '']),
-    ];
+    const hooks = await client.query<{ url: string; webhook_secret: string | null; custom_headers: { value: string }[] }>('select url, webhook_secret, custom_headers from webhooks');
+    return {
+      secrets: [
+        ...keys.rows.map((r) => r.key),
+        ...hooks.rows.flatMap((r) => [r.webhook_secret ?? '', URL.canParse(r.url) ? decodeURIComponent(new URL(r.url).password) : '']),
+      ],
+      headerValues: hooks.rows.flatMap((r) => r.custom_headers.map((h) => h.value)),
+    };
   } finally {
     await client.end();
   }

@@ -7,6 +7,7 @@ import { promisify } from 'node:util';
 import pg from 'pg';
 import { inject } from 'vitest';
 import type { Config, WorkerRole } from '../../src/config';
+import { tracedBundlePath } from '../../src/engine/worker-tracing';
 import { startShiphookChild } from '../../src/launcher/child';
 import { shiphookProcessEnv } from '../../src/launcher/process-env';
 import { logFile } from './log-capture';
@@ -57,16 +58,19 @@ async function isolatedDatabase(databaseUrl?: string): Promise<{ url: string; dr
  * from and shared by every test file's worker processes (a worker started without one would build
  * it itself with webpack, the costliest part of its start, in every test file).
  */
-export async function workflowBundleFile(): Promise<string> {
+export async function workflowBundleFile(opts: { traced?: boolean } = {}): Promise<string> {
   const hash = createHash('sha256');
   for (const dir of ['workflows', 'src/engine', 'activities']) {
     for (const f of readdirSync(dir).sort()) if (f.endsWith('.ts')) hash.update(f).update(readFileSync(path.join(dir, f)));
   }
   const file = path.join(tmpdir(), `shiphook-test-bundle-${hash.digest('hex').slice(0, 16)}.js`);
-  if (existsSync(file)) return file;
-  const partial = `${file}.${process.pid}.tmp`;
-  await exec(process.execPath, [CLI, 'bundle-workflows', partial]);
-  renameSync(partial, file); // atomic: a concurrent file sees the whole bundle or none
+  // A worker that exports traces loads the traced bundle beside it (src/engine/bundle.ts).
+  for (const [out, traced] of [[file, false], ...(opts.traced ? [[tracedBundlePath(file), true] as const] : [])] as const) {
+    if (existsSync(out)) continue;
+    const partial = `${out}.${process.pid}.tmp`;
+    await exec(process.execPath, [CLI, 'bundle-workflows', partial, ...(traced ? ['--traced'] : [])]);
+    renameSync(partial, out); // atomic: a concurrent file sees the whole bundle or none
+  }
   return file;
 }
 
@@ -147,7 +151,7 @@ export async function isolatedSystem({ env, ...config }: Partial<Config> & { env
         // The suite's Temporal unless told: a worker on an API's unreachable one would never start anything.
         TEMPORAL_ADDRESS: opts.temporalAddress ?? testConfig().temporalAddress!,
         SHIPHOOK_WORKER_ROLE: opts.role ?? 'all',
-        SHIPHOOK_WORKFLOW_BUNDLE: await workflowBundleFile(),
+        SHIPHOOK_WORKFLOW_BUNDLE: await workflowBundleFile({ traced: Boolean(opts.env?.OTEL_EXPORTER_OTLP_ENDPOINT) }),
         ...opts.env,
       });
       processes.push(w);

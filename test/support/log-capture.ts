@@ -9,6 +9,13 @@ import { maskSecrets } from '../../src/log';
  */
 export const logFile = (dir: string, name: string) => path.join(dir, `${name}.log`);
 
+/**
+ * What an OTLP receiver of the suite got (the suite's worker exports its spans, and
+ * so do the tests of test/telemetry/), one export request a line, in the log folder's
+ * `spans/`: scanned at the end as the logs are, and for custom header values too.
+ */
+export const spanFile = (dir: string, name: string) => path.join(dir, 'spans', `${name}.log`);
+
 /** Patterns that are a leak wherever they appear: a whole API key, a URL with a password, a secret field with a value. */
 const ALWAYS_LEAKS: [string, RegExp][] = [
   ['an API key', /shk_(?:test|prod)_[0-9a-f]{48}/],

@@ -19,3 +19,13 @@ export const TEST_ENV = {
   // Several workers run at once: each takes any free port and reports it when ready.
   SHIPHOOK_WORKER_HTTP_PORT: '0',
 } as const;
+
+/**
+ * What makes a shiphook process export its traces to an OTLP receiver (src/launcher/otlp-receiver.ts)
+ * as OTLP/JSON, sending each batch within a fifth of a second.
+ */
+export const otlpEnv = (endpoint: string) => ({
+  OTEL_EXPORTER_OTLP_ENDPOINT: endpoint,
+  OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+  OTEL_BSP_SCHEDULE_DELAY: '200',
+});

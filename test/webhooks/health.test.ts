@@ -87,6 +87,21 @@ describe('why a webhook is disabled', () => {
   });
 });
 
+describe('the last error', () => {
+  it('says what happened when there is no body to quote: the status and "empty body", or no response and why', async () => {
+    const acct = await createAccount(sys);
+    const empty = await startReceiver((_d, _i, res) => void res.writeHead(500).end());
+    const closed = await startReceiver();
+    await closed.close(); // nothing listens there any more: the connection is refused
+    const [quiet, gone] = [await webhook(sys, acct.testKey, empty.url), await webhook(sys, acct.testKey, closed.url)];
+    await publish(sys, acct.user.id, 'test');
+    const failed = (id: string) => healthWhen(sys, acct.testKey, id, (h) => h.last_error !== null, 'a failed attempt');
+    expect(await failed(quiet.id)).toMatchObject({ last_failure_response_code: 500, last_error: 'HTTP 500, empty body' });
+    expect(await failed(gone.id)).toMatchObject({ last_failure_response_code: 0, last_error: expect.stringMatching(/^no response: \S/) });
+    await empty.close();
+  });
+});
+
 describe('the health workflow of a deleted webhook', () => {
   it('ends when its webhook is deleted, and a retry to the deleted webhook does not start it again', async () => {
     const acct = await createAccount(sys);

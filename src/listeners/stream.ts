@@ -1,0 +1,68 @@
+import type { Config } from '../config';
+import type { Db } from '../db/database';
+import { watchChannel } from '../db/notifications';
+import { errorText } from '../errors/error-text';
+import { log } from '../log';
+import type { EventStream } from '../operation';
+import { LISTENER_REQUESTS_CHANNEL } from '../outbound/listener-transport';
+import { removeAbandonedListeners, touchListener } from './listeners';
+import { waitingRequests } from './requests';
+
+/** The queue is read at least this often, whatever the notifications do. */
+const POLL_MS = 2000;
+
+/**
+ * GET /listeners/:id/stream: the listener's delivery attempts, as server-sent events,
+ * while its CLI is connected. `ready` first; then each request waiting for an answer, once
+ * per connection (a CLI that reconnects gets again what it has not answered: at least
+ * once); a keep-alive every heartbeat, which also marks the listener seen; `gone` when
+ * it was removed. When the connection drops, the grace period starts: the listener's
+ * deliveries wait in its queue (and time out into the retry schedule) until a stream
+ * opens again, or the listener is removed at its end.
+ */
+export function listenerStream(db: Db, config: Config, listenerId: string): EventStream {
+  const { heartbeatMs, graceMs } = config.listeners;
+  return {
+    async run(sink, signal) {
+      const watch = watchChannel(config.databaseUrl, LISTENER_REQUESTS_CHANNEL, (payload) => payload === listenerId);
+      const sent = new Set<string>();
+      let seenAt = 0;
+      let removed = false;
+      try {
+        sink.send('ready', { object: 'ListenerReady', listener_id: listenerId, heartbeat_ms: heartbeatMs });
+        while (!signal.aborted) {
+          if (Date.now() - seenAt >= heartbeatMs) {
+            if (seenAt) sink.comment('keep-alive');
+            if (!(await touchListener(db, listenerId))) {
+              removed = true;
+              break;
+            }
+            seenAt = Date.now();
+          }
+          const waiting = await waitingRequests(db, listenerId);
+          if (!waiting) {
+            removed = true;
+            break;
+          }
+          for (const request of waiting) if (!sent.has(request.id)) sink.send('request', request);
+          sent.clear();
+          for (const request of waiting) sent.add(request.id);
+          await watch.wait(Math.min(POLL_MS, seenAt + heartbeatMs - Date.now()), signal);
+        }
+        if (removed) sink.send('gone', { object: 'ListenerGone', reason: 'The listener was removed.' });
+      } finally {
+        watch.close();
+        // However the stream ended (the client went, or a failure), unless its listener was removed.
+        if (!removed) await dropped();
+      }
+    },
+  };
+
+  /** The connection dropped: the grace period runs from now; the listener goes at its end unless a stream opened meanwhile. */
+  async function dropped(): Promise<void> {
+    await touchListener(db, listenerId).catch(() => false);
+    setTimeout(() => {
+      removeAbandonedListeners(db, config, { id: listenerId }).catch((err: unknown) => log.warn('could not remove an abandoned listener', { listener_id: listenerId, error: errorText(err) }));
+    }, graceMs + 1000).unref();
+  }
+}
