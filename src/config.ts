@@ -165,7 +165,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   const config = readConfig(env);
   if (config.adminToken !== undefined && config.adminToken.length < MIN_ADMIN_TOKEN_LENGTH) {
-    throw new SettingRefused('SHIPHOOK_ADMIN_TOKEN', `${config.adminToken.length} characters long`, `at least ${MIN_ADMIN_TOKEN_LENGTH} (e.g. \`openssl rand -hex 32\`)`);
+    throw new SettingRefused('SHIPHOOK_ADMIN_TOKEN', `${config.adminToken.length} characters long`, `at least ${MIN_ADMIN_TOKEN_LENGTH} characters (e.g. \`openssl rand -hex 32\`)`);
   }
   if (config.eventRetentionMs < MIN_RETENTION_MS) {
     throw refuse('SHIPHOOK_EVENT_RETENTION', env.SHIPHOOK_EVENT_RETENTION, 'a duration of at least 1m (events younger than that are still being delivered)');

@@ -52,7 +52,7 @@ describe('config', () => {
   });
 
   it('refuses an admin token shorter than 32 characters', () => {
-    expect(() => loadConfig({ SHIPHOOK_ADMIN_TOKEN: 'x'.repeat(31) })).toThrow('SHIPHOOK_ADMIN_TOKEN is 31 characters long; it takes at least 32');
+    expect(() => loadConfig({ SHIPHOOK_ADMIN_TOKEN: 'x'.repeat(31) })).toThrow('SHIPHOOK_ADMIN_TOKEN is 31 characters long; it takes at least 32 characters');
     expect(() => loadConfig({ SHIPHOOK_ADMIN_TOKEN: 'x'.repeat(31) })).not.toThrow('xxx'); // never the secret itself
     expect(loadConfig({ SHIPHOOK_ADMIN_TOKEN: 'x'.repeat(32) }).adminToken).toBe('x'.repeat(32));
   });

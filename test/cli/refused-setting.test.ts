@@ -31,7 +31,7 @@ describe('a refused setting', () => {
       { command: 'api', env: { SHIPHOOK_WORKER_ROLE: 'everything' }, line: 'shiphook: SHIPHOOK_WORKER_ROLE is "everything"; it takes one of all, deliveries, retries' },
       { command: 'worker', env: { SHIPHOOK_RETRY_DELAYS: '5s,soon' }, line: 'shiphook: SHIPHOOK_RETRY_DELAYS is "5s,soon"; it takes durations separated by commas (e.g. 500ms, 5s, 30m, 2h, 1d)' },
       { command: 'migrate', env: { PORT: 'eighty' }, line: 'shiphook: PORT is "eighty"; it takes a whole number, 0 or more' },
-      { command: 'api', env: { SHIPHOOK_ADMIN_TOKEN: 'hunter2' }, line: 'shiphook: SHIPHOOK_ADMIN_TOKEN is 7 characters long; it takes at least 32 (e.g. `openssl rand -hex 32`)' },
+      { command: 'api', env: { SHIPHOOK_ADMIN_TOKEN: 'hunter2' }, line: 'shiphook: SHIPHOOK_ADMIN_TOKEN is 7 characters long; it takes at least 32 characters (e.g. `openssl rand -hex 32`)' },
     ];
     const results = await Promise.all(cases.map((c) => run(process.execPath, [CLI, c.command], c.env)));
     results.forEach(({ code, stdout, stderr }, i) => {
