@@ -7,6 +7,7 @@ import { startOtlpReceiver } from '../../src/launcher/otlp-receiver';
 import { startSystem } from '../../src/launcher/system';
 import { findLeaks, logFile, spanFile } from './log-capture';
 import { otlpEnv, TEST_ENV } from './test-config';
+import { workflowBundleFile } from './workflow-bundle';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -24,8 +25,14 @@ declare module 'vitest' {
  * and the bench: the env's DATABASE_URL / TEMPORAL_ADDRESS, or embedded PostgreSQL
  * and a Temporal dev server; migrations; one `shiphook worker` process that serves
  * every test file. Each test file runs its own API in-process (test/support/system.ts).
+ *
+ * The workflow bundles (built once per content, shared with every test file's workers:
+ * workflow-bundle.ts) are built while the services start.
  */
 export default async function setup(project: TestProject) {
+  // The worker exports traces: it loads the traced bundle beside this one.
+  const bundle = workflowBundleFile({ traced: true });
+  bundle.catch(() => undefined); // awaited once the services are up
   const dataDir = mkdtempSync(path.join(tmpdir(), 'shiphook-test-'));
   const logDir = path.join(dataDir, 'logs');
   mkdirSync(path.join(logDir, 'spans'), { recursive: true });
@@ -41,7 +48,6 @@ export default async function setup(project: TestProject) {
     persistent: false,
     ui: false,
     env: TEST_ENV,
-    workers: [{ label: 'worker', role: 'all', env: { LOG_LEVEL: 'debug', ...otlpEnv(spans.url) } }],
     output: [out, out],
     // A worker or service that dies fails the tests that need it; say why at once (a worker's log has the rest).
     onChildDied: (reason) => process.stderr.write(`\n[global setup] ${reason}${reason.startsWith('shiphook worker') ? `; see ${logFile(logDir, 'worker')}` : ''}\n`),
@@ -50,7 +56,14 @@ export default async function setup(project: TestProject) {
     rmSync(dataDir, { recursive: true, force: true });
     throw err;
   });
-  const worker = system.workers[0]!;
+  const worker = await bundle
+    .then((file) => system.startWorker({ label: 'worker', role: 'all', env: { LOG_LEVEL: 'debug', ...otlpEnv(spans.url), SHIPHOOK_WORKFLOW_BUNDLE: file } }))
+    .catch(async (err) => {
+      await system.stop();
+      await spans.close();
+      rmSync(dataDir, { recursive: true, force: true });
+      throw err;
+    });
   project.provide('databaseUrl', system.databaseUrl);
   project.provide('temporalAddress', system.temporalAddress);
   project.provide('workerHttpPort', (await worker.ready).httpPort as number);
