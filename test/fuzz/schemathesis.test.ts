@@ -62,8 +62,8 @@ interface Run {
 }
 
 /** Runs Schemathesis once; resolves with its exit code and output. */
-function fuzz(run: Run): Promise<{ code: number | null; output: string }> {
-  const tool = schemathesis();
+async function fuzz(run: Run): Promise<{ code: number | null; output: string }> {
+  const tool = await schemathesis();
   const args = [
     'run', `${sys.origin}/v2/openapi.json`, '--url', sys.origin,
     '--checks', CHECKS, '--mode', 'all', '--phases', process.env.SHIPHOOK_FUZZ_PHASES ?? 'examples,coverage,fuzzing,stateful',

