@@ -7,7 +7,9 @@ be refused), as a client would:
 - an `Idempotency-Key` of its own for each request (a key reused with another request is 422);
 - an email nobody has for a new account (the fuzzer repeats one: "is already taken");
 - the fuzz run's own account as the user an operator publishes events to (an id the fuzzer
-  makes up is "no such user"; SHIPHOOK_FUZZ_USER_ID).
+  makes up is "no such user"; SHIPHOOK_FUZZ_USER_ID);
+- a webhook URL that answers (SHIPHOOK_FUZZ_RECEIVER_URL): a webhook whose deliveries fail is
+  soon disabled, and then refuses a test event or a recovery, as it should.
 """
 import itertools
 import os
@@ -16,6 +18,7 @@ import uuid
 import schemathesis
 
 USER_ID = os.environ.get("SHIPHOOK_FUZZ_USER_ID")
+RECEIVER_URL = os.environ.get("SHIPHOOK_FUZZ_RECEIVER_URL")
 _fresh = itertools.count()
 
 
@@ -34,6 +37,10 @@ def before_call(ctx, case, **kwargs):
         email = body["email"].strip()
         if len(email) < 240:
             body["email"] = f"n{next(_fresh)}.{email}"
+    if RECEIVER_URL and operation == "POST /v2/webhooks":
+        fields = body["webhook"] if isinstance(body.get("webhook"), dict) else body
+        if isinstance(fields.get("url"), str):
+            fields["url"] = RECEIVER_URL
     if USER_ID and operation == "POST /admin/v1/events" and "user_id" in body:
         body["user_id"] = USER_ID
     if USER_ID and operation == "POST /admin/v1/events/batch" and isinstance(body.get("events"), list):
