@@ -1,5 +1,5 @@
 import { configDefaults, defineConfig } from 'vitest/config';
-import FuzzLastSequencer from './test/support/sequencer';
+import FuzzLastSequencer from './test/support/sequencer.ts';
 
 export default defineConfig({
   test: {

@@ -1,4 +1,4 @@
-import { loadConfig } from './config';
+import { type Config, loadConfig, SettingRefused } from './config';
 import { log, setLogLevel } from './log';
 
 const USAGE = `usage: shiphook <command>
@@ -27,7 +27,7 @@ const USAGE = `usage: shiphook <command>
 `;
 
 const [command, ...args] = process.argv.slice(2);
-const config = loadConfig();
+const config = settings();
 setLogLevel(config.logLevel);
 // A crash is one JSON line (message and stack, masked), not Node's dump of the objects
 // involved (a pg client's dump holds its connection password).
@@ -56,6 +56,17 @@ const commands: Record<string, () => Promise<void>> = {
     await (await import('./engine/bundle')).bundleWorkflows(file, { traced: args.includes('--traced') });
   },
 };
+
+/** The configuration; a refused setting is one line on stderr and exit 1, not a stack trace. */
+function settings(): Config {
+  try {
+    return loadConfig();
+  } catch (err) {
+    if (!(err instanceof SettingRefused)) throw err;
+    process.stderr.write(`shiphook: ${err.message}\n`);
+    process.exit(1);
+  }
+}
 
 const run = command ? commands[command] : undefined;
 if (!run) {

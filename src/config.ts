@@ -141,33 +141,51 @@ const MIN_RETENTION_MS = 60_000;
 
 export const DEFAULT_RETRY_DELAYS = '5s,5m,30m,2h,5h,10h,10h';
 
+/**
+ * A setting the environment gives that shiphook refuses. Its message is one line naming the
+ * variable, what it got and what it takes; `shiphook` prints it and exits 1, with no stack.
+ */
+export class SettingRefused extends Error {
+  /** `got`: the value as given (quoted here), or for a secret what it was like, never the value. */
+  constructor(readonly variable: string, got: string, takes: string) {
+    super(`${variable} is ${got}; it takes ${takes}`);
+    this.name = 'SettingRefused';
+  }
+}
+
+/** Refuses the value the environment gave `name` (or, unset, its default `fallback`). */
+function refuse(name: string, value: string | undefined, takes: string, fallback?: number): SettingRefused {
+  const got = value === undefined || value === '' ? (fallback === undefined ? 'unset' : `${fallback} (its default)`) : JSON.stringify(value);
+  return new SettingRefused(name, got, takes);
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (env.SHIPHOOK_ALLOW_INSECURE_WEBHOOKS) {
-    throw new Error(`SHIPHOOK_ALLOW_INSECURE_WEBHOOKS is gone: set SHIPHOOK_WEBHOOK_ALLOWED_NETWORKS (e.g. ${LOOPBACK_NETWORKS}) and SHIPHOOK_WEBHOOK_ALLOW_HTTP=true instead`);
+    throw refuse('SHIPHOOK_ALLOW_INSECURE_WEBHOOKS', env.SHIPHOOK_ALLOW_INSECURE_WEBHOOKS, `nothing any more: unset it and set SHIPHOOK_WEBHOOK_ALLOWED_NETWORKS (e.g. ${LOOPBACK_NETWORKS}) and SHIPHOOK_WEBHOOK_ALLOW_HTTP=true instead`);
   }
   const config = readConfig(env);
   if (config.adminToken !== undefined && config.adminToken.length < MIN_ADMIN_TOKEN_LENGTH) {
-    throw new Error(`SHIPHOOK_ADMIN_TOKEN must be at least ${MIN_ADMIN_TOKEN_LENGTH} characters (e.g. \`openssl rand -hex 32\`)`);
+    throw new SettingRefused('SHIPHOOK_ADMIN_TOKEN', `${config.adminToken.length} characters long`, `at least ${MIN_ADMIN_TOKEN_LENGTH} characters (e.g. \`openssl rand -hex 32\`)`);
   }
   if (config.eventRetentionMs < MIN_RETENTION_MS) {
-    throw new Error('SHIPHOOK_EVENT_RETENTION must be at least 1m (events younger than that are still being delivered)');
+    throw refuse('SHIPHOOK_EVENT_RETENTION', env.SHIPHOOK_EVENT_RETENTION, 'a duration of at least 1m (events younger than that are still being delivered)');
   }
   if (config.retentionEveryMs < MIN_RETENTION_MS) {
-    throw new Error('SHIPHOOK_RETENTION_EVERY must be at least 1m (a Temporal Schedule runs at most once a minute here)');
+    throw refuse('SHIPHOOK_RETENTION_EVERY', env.SHIPHOOK_RETENTION_EVERY, 'a duration of at least 1m (a Temporal Schedule runs at most once a minute here)');
   }
   if (config.listeners.heartbeatMs * 2 > config.listeners.graceMs) {
     throw new Error('SHIPHOOK_LISTENER_HEARTBEAT must be at most half of SHIPHOOK_LISTENER_GRACE (a connected listener must never look gone)');
   }
   if (config.worker.workflowTaskSlots < 2) {
-    throw new Error('SHIPHOOK_WORKER_TASK_SLOTS must be at least 2 (with fewer the worker would run no first attempt, or one at a time)');
+    throw refuse('SHIPHOOK_WORKER_TASK_SLOTS', env.SHIPHOOK_WORKER_TASK_SLOTS, 'at least 2 (with fewer the worker would run no first attempt, or one at a time)');
   }
   if (config.worker.cachedWorkflows === 0) {
     // The SDK's "no cache" (sdk-core: a cache of one, emptied after each task) makes a new
     // run's first task wait until the running one has finished (docs/performance.md).
-    throw new Error('SHIPHOOK_WORKER_CACHED_WORKFLOWS=0 would make the worker run one workflow at a time (the Temporal SDK then keeps room for one), so a slow endpoint would hold every other event back: set it larger than SHIPHOOK_WORKER_TASK_SLOTS');
+    throw refuse('SHIPHOOK_WORKER_CACHED_WORKFLOWS', env.SHIPHOOK_WORKER_CACHED_WORKFLOWS, 'more than SHIPHOOK_WORKER_TASK_SLOTS: 0 would make the worker run one workflow at a time (the Temporal SDK then keeps room for one), so a slow endpoint would hold every other event back');
   }
   if (config.worker.cachedWorkflows <= config.worker.workflowTaskSlots) {
-    throw new Error('SHIPHOOK_WORKER_CACHED_WORKFLOWS must be larger than SHIPHOOK_WORKER_TASK_SLOTS (a workflow task runs only on a cached workflow)');
+    throw refuse('SHIPHOOK_WORKER_CACHED_WORKFLOWS', env.SHIPHOOK_WORKER_CACHED_WORKFLOWS, `more than SHIPHOOK_WORKER_TASK_SLOTS (${config.worker.workflowTaskSlots}): a workflow task runs only on a cached workflow`, config.worker.cachedWorkflows);
   }
   return config;
 }
@@ -190,9 +208,9 @@ function readConfig(env: NodeJS.ProcessEnv): Config {
     },
     adminToken: env.SHIPHOOK_ADMIN_TOKEN || undefined,
     webhooks: {
-      allowedNetworks: parseNetworks(env.SHIPHOOK_WEBHOOK_ALLOWED_NETWORKS ?? ''),
+      allowedNetworks: networks(env.SHIPHOOK_WEBHOOK_ALLOWED_NETWORKS, 'SHIPHOOK_WEBHOOK_ALLOWED_NETWORKS'),
       allowHttp: bool(env.SHIPHOOK_WEBHOOK_ALLOW_HTTP, 'SHIPHOOK_WEBHOOK_ALLOW_HTTP'),
-      extraCa: env.SHIPHOOK_WEBHOOK_CA_FILE ? readFileSync(env.SHIPHOOK_WEBHOOK_CA_FILE, 'utf8') : undefined,
+      extraCa: env.SHIPHOOK_WEBHOOK_CA_FILE ? pemFile(env.SHIPHOOK_WEBHOOK_CA_FILE, 'SHIPHOOK_WEBHOOK_CA_FILE') : undefined,
     },
     rateLimit: {
       perSecond: int(env.SHIPHOOK_RATE_LIMIT_PER_SECOND, 100, 'SHIPHOOK_RATE_LIMIT_PER_SECOND'),
@@ -235,20 +253,36 @@ function readConfig(env: NodeJS.ProcessEnv): Config {
 function int(value: string | undefined, fallback: number, name: string): number {
   if (value === undefined || value === '') return fallback;
   const n = Number(value);
-  if (!Number.isInteger(n) || n < 0) throw new Error(`${name} must be a non-negative integer`);
+  if (!Number.isInteger(n) || n < 0) throw refuse(name, value, 'a whole number, 0 or more');
   return n;
 }
 
 function bool(value: string | undefined, name: string): boolean {
   if (value === undefined || value === '' || value === 'false') return false;
   if (value === 'true') return true;
-  throw new Error(`${name} must be true or false`);
+  throw refuse(name, value, 'true or false');
 }
 
 function oneOf<T extends string>(value: string | undefined, allowed: T[], fallback: T, name: string): T {
   if (value === undefined || value === '') return fallback;
-  if (!allowed.includes(value as T)) throw new Error(`${name} must be one of ${allowed.join(', ')}`);
+  if (!allowed.includes(value as T)) throw refuse(name, value, `one of ${allowed.join(', ')}`);
   return value as T;
+}
+
+function networks(value: string | undefined, name: string): ReturnType<typeof parseNetworks> {
+  try {
+    return parseNetworks(value ?? '');
+  } catch {
+    throw refuse(name, value, 'CIDR ranges separated by commas (e.g. 10.0.0.0/8,fd00::/8)');
+  }
+}
+
+function pemFile(file: string, name: string): string {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch (err) {
+    throw refuse(name, file, `a PEM file shiphook can read (${(err as NodeJS.ErrnoException).code ?? 'unreadable'})`);
+  }
 }
 
 /** Later attempts wait and run on their own task queue, beside the main one. */
@@ -256,13 +290,20 @@ export const retryTaskQueue = (config: Pick<Config, 'taskQueue'>) => `${config.t
 
 const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 
+const DURATION_EXAMPLES = 'e.g. 500ms, 5s, 30m, 2h, 1d';
+
 /** Parses `250ms`, `5s`, `30m`, `2h`, `5d` (or a bare number of milliseconds). */
 export function duration(text: string, name = 'duration'): number {
   const m = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$/.exec(text);
-  if (!m) throw new Error(`${name}: cannot read "${text}" as a duration (e.g. 500ms, 5s, 30m, 2h, 1d)`);
+  if (!m) throw refuse(name, text, `a duration (${DURATION_EXAMPLES})`);
   return Math.round(Number(m[1]) * UNITS[m[2] ?? 'ms']!);
 }
 
 export function durations(text: string, name: string): number[] {
-  return text.trim() === '' ? [] : text.split(',').map((part) => duration(part, name));
+  if (text.trim() === '') return [];
+  try {
+    return text.split(',').map((part) => duration(part));
+  } catch {
+    throw refuse(name, text, `durations separated by commas (${DURATION_EXAMPLES})`);
+  }
 }

@@ -32,8 +32,11 @@ export function newId(prefix: IdPrefix): string {
   return `${prefix}_${next().toString(16).padStart(32, '0')}`;
 }
 
+/** The shape of an id of this type: the prefix, `_` and 32 lowercase hex digits. */
+export const idPattern = (prefix: IdPrefix) => new RegExp(`^${prefix}_[0-9a-f]{32}$`);
+
 export function hasPrefix(id: unknown, prefix: IdPrefix): id is string {
-  return typeof id === 'string' && new RegExp(`^${prefix}_[0-9a-f]{32}$`).test(id);
+  return typeof id === 'string' && idPattern(prefix).test(id);
 }
 
 /** The creation time encoded in an id (used to check datetime scopes cheaply). */

@@ -85,6 +85,13 @@ export interface Input<Path extends string, Q, B, T> {
 /** A declared operation, its input types erased: what the router and the document read. */
 export interface Operation<Ctx, A extends Access = Access> extends OperationText {
   method: Method;
+  /**
+   * Also served at this method, the same operation in every way (rules, handler, status): the
+   * official Java client updates with PUT, as its HttpURLConnection cannot send PATCH.
+   */
+  alsoAt?: Method;
+  /** On the operation served at `alsoAt`: the method it was declared with. */
+  sameAs?: Method;
   /** Express form, relative to the API's base (`/v2` or `/admin/v1`): `/webhooks/:id`. */
   path: string;
   access: A;
@@ -111,6 +118,7 @@ type ParamsOf<Path extends string> = [PathParams<Path>] extends [never] ? { para
 export type OperationSpec<Ctx, A extends Access, Path extends string, QS, BS extends z.ZodType | undefined, T> = OperationText &
   ParamsOf<Path> & {
     method: Method;
+    alsoAt?: Method;
     path: Path;
     access: A;
     query?: RequestPart<QS & z.ZodType>;
@@ -150,4 +158,9 @@ export function defineOperation<Ctx, A extends Access, Path extends string, QS =
       }
     },
   };
+}
+
+/** The operations as served: each declared one, and once more at its `alsoAt` method. */
+export function served<O extends Operation<never>>(operations: readonly O[]): O[] {
+  return operations.flatMap((op) => (op.alsoAt ? [op, { ...op, method: op.alsoAt, alsoAt: undefined, sameAs: op.method }] : [op]));
 }

@@ -1,7 +1,7 @@
 import type { PageParams } from './db/paginate';
-import type { IdPrefix } from './ids';
+import { type IdPrefix, idPattern } from './ids';
 import type { RequestPart } from './operation';
-import { type InputRules, z } from './schema';
+import { type InputRules, namingParameters, z } from './schema';
 
 /**
  * The query of every paginated list (the API specification, 4.6), as a schema that
@@ -28,16 +28,17 @@ const datetime = (description: string) =>
     description,
   );
 
-const PAGE_INPUT: InputRules = { code: 'PARAMETER.FORBIDDEN', message: 'Invalid pagination parameter.' };
+const PAGE_INPUT: InputRules = { code: 'PARAMETER.FORBIDDEN', message: namingParameters('Invalid pagination parameter') };
 
 /** The query of a list whose records have ids with this prefix. */
 export function pageQuery(prefix: IdPrefix) {
-  const id = (description: string) =>
+  // Only before_id has an example: the two together are refused, so an example of each would make a request that is.
+  const id = (description: string, example?: string) =>
     orEmpty(
       z
         .string()
-        .regex(new RegExp(`^${prefix}_[0-9a-f]{32}$`), `must be an id starting with ${prefix}_`)
-        .openapi({ example: `${prefix}_0192f3a4b5c67d8e9f0a1b2c3d4e5f60` }),
+        .regex(idPattern(prefix), `must be an id starting with ${prefix}_`)
+        .openapi({ example }),
       description,
     );
   const schema = z
@@ -50,7 +51,7 @@ export function pageQuery(prefix: IdPrefix) {
           .openapi({ type: 'integer', minimum: 1, maximum: MAX_PAGE_SIZE, default: DEFAULT_PAGE_SIZE, example: 20 } as object),
         'Records per page, 1 to 100 (default 20).',
       ),
-      before_id: id('Records older than this id (the next page: the last id returned).'),
+      before_id: id('Records older than this id (the next page: the last id returned).', `${prefix}_0192f3a4b5c67d8e9f0a1b2c3d4e5f60`),
       after_id: id('Records newer than this id; not with `before_id`.'),
       start_datetime: datetime('Records created at or after this time.'),
       end_datetime: datetime('Records created at or before this time.'),

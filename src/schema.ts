@@ -1,6 +1,6 @@
-import { extendZodWithOpenApi } from '@asteasolutions/zod-to-openapi';
+import { extendZodWithOpenApi, type ZodOpenAPIMetadata } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
-import { ApiError, type ErrorDetail } from './errors/api-error';
+import { ApiError } from './errors/api-error';
 import type { ErrorCode } from './errors/catalogue';
 
 /**
@@ -11,6 +11,26 @@ import type { ErrorCode } from './errors/catalogue';
  */
 extendZodWithOpenApi(z);
 export { z };
+
+/**
+ * JSON Schema keywords of OpenAPI 3.1 that zod-to-openapi's types leave out and its generator
+ * copies as given: a rule a refinement checks, said in the document (`dependentRequired`, `anyOf`
+ * of required sets, `not`).
+ */
+export const documented = (keywords: {
+  dependentRequired?: Record<string, string[]>;
+  anyOf?: object[];
+  not?: object;
+  required?: string[];
+  properties?: Record<string, object>;
+}): Partial<ZodOpenAPIMetadata> =>
+  keywords as Partial<ZodOpenAPIMetadata>;
+
+/** An email address, as every resource checks one (after trimming). */
+export const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+
+/** The document's pattern of a value checked with `re` after trimming: `re`, with white space around it. */
+export const trimmedPattern = (re: RegExp) => `^\\s*(?:${re.source.replace(/^\^|\$$/g, '')})\\s*$`;
 
 /** Free-form JSON (shipment `options`, event `result` and `previous_attributes`): at most this deep… */
 export const MAX_JSON_DEPTH = 32;
@@ -24,6 +44,9 @@ const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[
 export const storable = (s: string) => !s.includes('\u0000') && !LONE_SURROGATE.test(s);
 export const NOT_STORABLE = 'must not contain NUL characters or unpaired UTF-16 surrogates';
 
+/** What text that must not be blank holds: a character that trimming keeps (the document's `pattern`; trim() removes exactly \s). */
+export const NOT_BLANK = /\S/;
+
 /** Text that is required: absent, null or (after trimming) empty says `blank`. */
 export function requiredText(max = MAX_TEXT, blank = 'is required') {
   return z
@@ -31,7 +54,8 @@ export function requiredText(max = MAX_TEXT, blank = 'is required') {
     .trim()
     .min(1, blank)
     .max(max, `must be at most ${max} characters`)
-    .refine(storable, NOT_STORABLE);
+    .refine(storable, NOT_STORABLE)
+    .openapi({ pattern: NOT_BLANK.source });
 }
 
 /** Optional text; null is allowed and means "no value". */
@@ -46,13 +70,15 @@ export function optionalText(max = MAX_TEXT) {
 
 /** A non-negative dollar amount as the API specification writes money: a string ("10.00"); numbers are accepted too. */
 export const MAX_DOLLARS = 1e9;
+/** Below MAX_DOLLARS (at most 9 digits before the point), at most 10 decimals. */
+const DOLLARS = /^\d{1,9}(\.\d{1,10})?$/;
 export function dollarAmount() {
   return z
-    .union([z.string(), z.number()], { error: 'must be a non-negative dollar amount' })
-    .refine((v) => /^\d{1,10}(\.\d{1,10})?$/.test(String(v)) && Number(v) < MAX_DOLLARS, {
+    .union([z.string().openapi({ pattern: DOLLARS.source }), z.number().openapi({ minimum: 0, exclusiveMaximum: MAX_DOLLARS })], { error: 'must be a non-negative dollar amount' })
+    .refine((v) => DOLLARS.test(String(v)), {
       error: `must be a non-negative dollar amount below ${MAX_DOLLARS} with at most 10 decimals`,
     })
-    .openapi({ type: 'string', example: '10.00', description: `Dollars, 0 to ${MAX_DOLLARS}, at most 10 decimals (a JSON number is accepted too).` });
+    .openapi({ example: '10.00', description: `Dollars, 0 to ${MAX_DOLLARS}, at most 10 decimals, as a string (a JSON number is accepted too).` });
 }
 
 /** A JSON object of any shape, bounded in depth and string length, storable in PostgreSQL. */
@@ -92,12 +118,21 @@ function freeFormProblem(root: unknown): string | undefined {
 export interface InputRules {
   /** The catalogue code of a failure; an issue may name its own with `params: {code}`. */
   code: ErrorCode;
-  message?: string;
+  /** Fixed, or made from the problems listed (a query's names each bad parameter: `namingParameters`). */
+  message?: string | ((problems: FieldProblem[]) => string);
   /** The request's wrapper object (`{"webhook": {…}}`): missing → 422 PARAMETER.REQUIRED; fields are named with it (`webhook.url`), as the client sent them. */
   wrapper?: string;
   /** Codes of whole parts of the input, by the first field inside the wrapper (`parcel` → PARCEL.PARAMETERS.INVALID). */
   fieldCodes?: Record<string, ErrorCode>;
 }
+
+type FieldProblem = { field: string; message: string };
+
+/** A message that names each bad parameter and what it takes: `Invalid query parameter: status must be one of …`. */
+export const namingParameters =
+  (what: string) =>
+  (problems: FieldProblem[]): string =>
+    `${what}: ${problems.map((p) => `${p.field} ${p.message}`).join('; ')}.`;
 
 /** Parses `input`; a failure becomes an ApiError with one `{field, message}` per problem. */
 export function parseInput<S extends z.ZodType>(schema: S, input: unknown, rules: InputRules): z.output<S> {
@@ -123,8 +158,8 @@ export function schemaError(issues: readonly z.core.$ZodIssue[], rules: InputRul
   const codeOf = (i: z.core.$ZodIssue) =>
     (i as { params?: { code?: ErrorCode } }).params?.code ?? rules.fieldCodes?.[String(inside(i)[0])] ?? rules.code;
   const code = codeOf(issues[0]!);
-  const details = issues.filter((i) => codeOf(i) === code).map((i) => ({ field: fieldOf(i.path), message: i.message }));
-  return new ApiError(code, rules.message, distinct(details));
+  const details = distinct(issues.filter((i) => codeOf(i) === code).map((i) => ({ field: fieldOf(i.path), message: i.message })));
+  return new ApiError(code, typeof rules.message === 'function' ? rules.message(details) : rules.message, details);
 }
 
 /**
@@ -139,7 +174,7 @@ export function fieldsAsSent(err: unknown, rules: InputRules | undefined): unkno
 }
 
 /** Several checks of one field may fail alike (a pattern and a range): each problem is listed once. */
-function distinct(details: { field: string; message: string }[]): ErrorDetail[] {
+function distinct(details: FieldProblem[]): FieldProblem[] {
   const seen = new Set<string>();
   return details.filter((d) => {
     const key = `${d.field}\u0000${d.message}`;

@@ -44,7 +44,7 @@ export const userOperations = [
   defineOperation({ method: 'GET', path: '/users/:id', access: 'production key', params: { id: 'user' },
     status: 200, response: AnyUser, tag: users, summary: 'Retrieve a User (the caller or a child)',
     handler: async ({ params }, { db, who }: Caller) => userView(db, await visibleUser(db, who, params.id)) }),
-  defineOperation({ method: 'PATCH', path: '/users/:id', access: 'production key', params: { id: 'user' }, rateLimit: 'passwordChecks', changesCaller: true,
+  defineOperation({ method: 'PATCH', alsoAt: 'PUT', path: '/users/:id', access: 'production key', params: { id: 'user' }, rateLimit: 'passwordChecks', changesCaller: true,
     before: ({ params }, { db, who }: Caller) => visibleUser(db, who, params.id),
     body: update,
     status: 200, response: AnyUser, tag: users, summary: 'Update a User (the caller or a child)',

@@ -1,12 +1,15 @@
 import { ApiKey } from './api-keys.schema';
-import { dollarAmount, type InputRules, MAX_TEXT, optionalText, requiredText, z } from '../schema';
+import { documented, dollarAmount, EMAIL, type InputRules, MAX_TEXT, optionalText, requiredText, trimmedPattern, z } from '../schema';
 
 /** Request and response schemas of users (the API specification, 2.6 and 4.5) and of the operator's account creation. */
-const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 export const MIN_PASSWORD = 8;
 export const MAX_PASSWORD = 256;
 
-const email = () => requiredText(MAX_TEXT, 'cannot be blank').refine((v) => EMAIL.test(v), 'must be an email address').openapi({ example: 'jack@example.com' });
+/** `example`: none where the address must be new (an account's): a client would send the example, which is taken. */
+const email = (example?: string) =>
+  requiredText(MAX_TEXT, 'cannot be blank')
+    .refine((v) => EMAIL.test(v), 'must be an email address')
+    .openapi({ pattern: trimmedPattern(EMAIL), example });
 const password = () =>
   z
     .string({ error: 'must be a string' })
@@ -32,7 +35,9 @@ export const UserUpdate = z
     },
     { error: 'must be an object' },
   )
-  .openapi('UserUpdate', { description: 'Partial: only passed attributes change. A child (or a parent editing a child) changes only `name`; other attributes are ignored. `""` or `null` clears a dollar amount.' });
+  .openapi('UserUpdate', {
+    // The rule users.ts applies (and the one it cannot state here: that it is the right password).
+    ...documented({ dependentRequired: { email: ['current_password'], password: ['current_password'] } }), description: 'Partial: only passed attributes change. A child (or a parent editing a child) changes only `name`; other attributes are ignored. `""` or `null` clears a dollar amount.' });
 
 /** What a child may change: its name; everything else is ignored. */
 export const ChildUpdate = z.object({ name: UserUpdate.shape.name }, { error: 'must be an object' });

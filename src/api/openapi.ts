@@ -1,4 +1,5 @@
 import { OpenAPIRegistry, OpenApiGeneratorV31, type RouteConfig } from '@asteasolutions/zod-to-openapi';
+import { type IdPrefix, idPattern } from '../ids';
 import type { Access, Operation } from '../operation';
 import { z } from '../schema';
 import { VERSION } from '../version';
@@ -50,17 +51,18 @@ const ACCESS_TEXT: Partial<Record<Access, string>> = {
 
 const PUBLIC_AUTH: Record<string, string[]>[] = [{ basicAuth: [] }, { bearerAuth: [] }];
 const ADMIN_AUTH: Record<string, string[]>[] = [{ operatorToken: [] }];
-const ID = (prefix: string) => `${prefix}_0192f3a4b5c67d8e9f0a1b2c3d4e5f60`;
+const ID = (prefix: IdPrefix) => `${prefix}_0192f3a4b5c67d8e9f0a1b2c3d4e5f60`;
 /** The header of the operations declared `idempotent` (api/idempotency.ts). */
 const IdempotencyHeader = z.object({
   'Idempotency-Key': z.string().regex(KEY_FORMAT).optional().openapi({
     param: { name: 'Idempotency-Key', in: 'header' },
-    description: 'Any unique value (a UUID): a retry with the same key and the same request within 24 hours gets the first answer (marked `Idempotent-Replayed: true`) and does nothing again; another request with the key is refused (422 `IDEMPOTENCY_KEY.REUSED`).',
-    example: '5f2c7b7e-1c1d-4a47-9a39-1b8c3f1f0c2e',
+    // No example: a value that must be new for each request has none to copy (a generated client or a fuzzer would reuse it).
+    description: 'Any unique value, new for each request (a UUID such as `5f2c7b7e-1c1d-4a47-9a39-1b8c3f1f0c2e`): a retry with the same key and the same request within 24 hours gets the first answer (marked `Idempotent-Replayed: true`) and does nothing again; another request with the key is refused (422 `IDEMPOTENCY_KEY.REUSED`).',
   }),
 });
-const idParams = (params: Record<string, string>) =>
-  z.object(Object.fromEntries(Object.entries(params).map(([name, prefix]) => [name, z.string().openapi({ param: { name, in: 'path' }, example: ID(prefix) })])));
+/** Path ids, with their shape: anything else is not found (404). */
+const idParams = (params: Record<string, IdPrefix>) =>
+  z.object(Object.fromEntries(Object.entries(params).map(([name, prefix]) => [name, z.string().openapi({ param: { name, in: 'path' }, pattern: idPattern(prefix).source, example: ID(prefix) })])));
 
 /** `/webhooks/:id` → `/webhooks/{id}`. */
 const openapiPath = (path: string) => path.replace(/:(\w+)/g, '{$1}');
@@ -91,7 +93,11 @@ function register(registry: OpenAPIRegistry, base: string, operations: readonly 
       operationId: operationId(op),
       tags: [op.tag],
       summary: op.summary,
-      description: [op.description, ACCESS_TEXT[op.access]].filter(Boolean).join(' ') || undefined,
+      description: [
+        op.sameAs && `The same as \`${op.sameAs} ${base}${openapiPath(op.path)}\`, for clients that cannot send ${op.sameAs} (the official Java client updates with ${op.method}).`,
+        op.description,
+        ACCESS_TEXT[op.access],
+      ].filter(Boolean).join(' ') || undefined,
       security: op.access === 'operator' ? ADMIN_AUTH : PUBLIC_AUTH,
       request: {
         ...(op.params ? { params: idParams(op.params) } : {}),

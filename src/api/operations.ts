@@ -2,7 +2,7 @@ import type { Config } from '../config';
 import type { Db } from '../db/database';
 import type { Principal } from '../account/principal';
 import type { TemporalClientSource } from '../engine/client';
-import type { Access, Operation } from '../operation';
+import { type Access, type Operation, served } from '../operation';
 import { apiKeyOperations, operatorAccountOperations, userOperations } from '../account/operations';
 import { endShipperOperations } from '../end-shippers/operations';
 import { eventOperations, operatorEventOperations } from '../events/operations';
@@ -35,8 +35,8 @@ export interface CallerContext extends OperatorContext {
 export const CALLER_BASE = '/v2';
 export const OPERATOR_BASE = '/admin/v1';
 
-/** Under /v2, in the order a request walks them: the busiest resources first. */
-export const CALLER_OPERATIONS: Operation<CallerContext, Exclude<Access, 'operator'>>[] = [
+/** Under /v2, in the order a request walks them: the busiest resources first (an operation's `alsoAt` twin right after it). */
+export const CALLER_OPERATIONS: Operation<CallerContext, Exclude<Access, 'operator'>>[] = served([
   ...webhookOperations,
   ...eventOperations,
   ...userOperations,
@@ -45,10 +45,10 @@ export const CALLER_OPERATIONS: Operation<CallerContext, Exclude<Access, 'operat
   ...shipmentOperations,
   ...portalSessionOperations,
   ...listenerOperations,
-];
+]);
 
 /** Under /admin/v1, for the operator's token. */
-export const OPERATOR_OPERATIONS: Operation<OperatorContext, 'operator'>[] = [...operatorAccountOperations, ...operatorEventOperations, ...operationalWebhookOperations];
+export const OPERATOR_OPERATIONS: Operation<OperatorContext, 'operator'>[] = served([...operatorAccountOperations, ...operatorEventOperations, ...operationalWebhookOperations]);
 
 /**
  * The declared operation at `METHOD /path` under /v2, for a door that calls operations by name

@@ -1,5 +1,5 @@
-import { normalizePhone, normalizeState, normalizeZip } from './addresses';
-import { type InputRules, MAX_TEXT, storable, z } from '../schema';
+import { normalizePhone, normalizeState, normalizeZip, PHONE, STATE, ZIP } from './addresses';
+import { documented, EMAIL, type InputRules, MAX_TEXT, storable, trimmedPattern, z } from '../schema';
 import { Mode } from '../account/api-keys.schema';
 
 /**
@@ -8,17 +8,25 @@ import { Mode } from '../account/api-keys.schema';
  * ADDRESS.COUNTRY.INVALID, control characters → ADDRESS.PARAMETERS.INVALID_CHARACTER.
  */
 const CONTROL = /[\u0000-\u001f\u007f]/;
-const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 const character = { code: 'ADDRESS.PARAMETERS.INVALID_CHARACTER' } as const;
 
+// The document's patterns of the lines (before trimming, as sent): no control character once
+// trimmed, and for a required line something left; a checked line's pattern is its check's.
+const LINE_CHAR = '[^\\u0000-\\u001f\\u007f]';
+const OPTIONAL_LINE = `^\\s*${LINE_CHAR}*\\s*$`;
+const REQUIRED_LINE = `^\\s*${LINE_CHAR}*[^\\s\\u0000-\\u001f\\u007f]${LINE_CHAR}*\\s*$`;
+
+/** A format rule of a line: the check, its message, and the document's pattern of what it takes. */
+type Check = [(v: string) => boolean, string, string];
+
 /** A required address line: trimmed, 1–255 characters, no control characters; `check` adds a format rule. */
-function line(check?: [(v: string) => boolean, string], example?: string) {
+function line(check?: Check, example?: string) {
   const text = optionalLine(check, example).unwrap().unwrap();
-  return text.refine((v) => v !== '', { message: 'is required', abort: true, when: (p) => typeof p.value === 'string' });
+  return text.refine((v) => v !== '', { message: 'is required', abort: true, when: (p) => typeof p.value === 'string' }).openapi({ pattern: check?.[2] ?? REQUIRED_LINE });
 }
 
 /** An optional address line (absent, null or "" allowed). */
-function optionalLine(check?: [(v: string) => boolean, string], example?: string) {
+function optionalLine(check?: Check, example?: string) {
   return z
     .string({ error: (iss) => (iss.input === undefined || iss.input === null ? 'is required' : 'must be a string') })
     .trim()
@@ -26,7 +34,7 @@ function optionalLine(check?: [(v: string) => boolean, string], example?: string
     .refine(storable, { message: 'must not contain unpaired UTF-16 surrogates', abort: true })
     .max(MAX_TEXT, { message: `must be at most ${MAX_TEXT} characters`, abort: true })
     .refine((v) => v === '' || !check || check[0](v), check?.[1] ?? '')
-    .openapi({ example })
+    .openapi({ example, pattern: check?.[2] ?? OPTIONAL_LINE })
     .nullish();
 }
 
@@ -38,20 +46,20 @@ export const EndShipperAddress = z
       street1: line(undefined, '388 Townsend St'),
       street2: optionalLine(undefined, 'Apt 20'),
       city: line(undefined, 'San Francisco'),
-      state: line([(v) => normalizeState(v) !== undefined, 'must be a US state or its two-letter code'], 'CA'),
-      zip: line([(v) => normalizeZip(v) !== undefined, 'must be a 5-digit ZIP or ZIP+4'], '94107'),
+      state: line([(v) => normalizeState(v) !== undefined, 'must be a US state or its two-letter code', trimmedPattern(STATE)], 'CA'),
+      zip: line([(v) => normalizeZip(v) !== undefined, 'must be a 5-digit ZIP or ZIP+4', ZIP.source], '94107'),
       country: line(undefined, 'US')
         .refine((v) => /^[A-Za-z]{2}$/.test(v), { message: 'must be a two-letter ISO country code', params: { code: 'ADDRESS.COUNTRY.INVALID' }, abort: true })
         .refine((v) => v.toUpperCase() === 'US', 'must be US: EndShippers are US addresses only')
-        .openapi({ description: 'Two-letter ISO code; must be `US`.' }),
-      phone: line([(v) => normalizePhone(v) !== undefined, 'must be a 10-digit US phone number'], '415-555-0100'),
-      email: line([(v) => EMAIL.test(v), 'must be an email address'], 'jack@example.com'),
+        .openapi({ description: 'Two-letter ISO code; must be `US`.', pattern: '^\\s*[Uu][Ss]\\s*$' }),
+      phone: line([(v) => normalizePhone(v) !== undefined, 'must be a 10-digit US phone number', PHONE.source], '415-555-0100'),
+      email: line([(v) => EMAIL.test(v), 'must be an email address', trimmedPattern(EMAIL)], 'jack@example.com'),
     },
     { error: 'must be an object' },
   )
   // Runs even when other fields failed, so every missing field is listed at once.
   .refine((a) => Boolean(a.name || a.company), { path: ['name'], message: 'name or company is required', when: (p) => typeof p.value === 'object' && p.value !== null })
-  .openapi('EndShipperAddress');
+  .openapi('EndShipperAddress', documented({ anyOf: ['name', 'company'].map((f) => ({ required: [f], properties: { [f]: { type: 'string', pattern: REQUIRED_LINE } } })) }));
 
 export const EndShipperBody = z.object({ address: EndShipperAddress }).openapi({
   example: { address: { name: 'Jack Sparrow', street1: '388 Townsend St', city: 'San Francisco', state: 'CA', zip: '94107', country: 'US', phone: '415-555-0100', email: 'jack@example.com' } },

@@ -17,6 +17,15 @@ export const US_STATES: Record<string, string> = {
 };
 const STATE_CODES = new Set(Object.values(US_STATES));
 
+/** Each letter in either case, each run of spaces as any run of (non-control) white space: the OpenAPI pattern has no flags. */
+const anyCase = (text: string) => text.replace(/[A-Z]/g, (c) => `[${c}${c.toLowerCase()}]`).replace(/ /g, '[^\\S\\u0000-\\u001f\\u007f]+');
+/** What normalizeState reads (before trimming): a state's code or name, in any case. */
+export const STATE = new RegExp(`^(?:${[...STATE_CODES, ...Object.keys(US_STATES)].map(anyCase).join('|')})$`);
+/** What normalizeZip reads: 5 or 9 digits, spaces and hyphens anywhere. */
+export const ZIP = /^[\s-]*(?:[0-9][\s-]*){5}(?:(?:[0-9][\s-]*){4})?$/;
+/** What normalizePhone reads: 10 digits, or 11 starting with 1, anything else between them. */
+export const PHONE = /^[^0-9]*(?:1[^0-9]*)?(?:[0-9][^0-9]*){10}$/;
+
 export function normalizeState(value: string): string | undefined {
   const upper = value.trim().toUpperCase().replace(/\s+/g, ' ');
   if (STATE_CODES.has(upper)) return upper;
@@ -24,14 +33,13 @@ export function normalizeState(value: string): string | undefined {
 }
 
 export function normalizeZip(value: string): string | undefined {
-  const digits = value.trim().replace(/[\s-]/g, '');
-  if (/^\d{5}$/.test(digits)) return digits;
-  if (/^\d{9}$/.test(digits)) return `${digits.slice(0, 5)}-${digits.slice(5)}`;
-  return undefined;
+  if (!ZIP.test(value)) return undefined;
+  const digits = value.replace(/\D/g, '');
+  return digits.length === 5 ? digits : `${digits.slice(0, 5)}-${digits.slice(5)}`;
 }
 
 export function normalizePhone(value: string): string | undefined {
-  let digits = value.replace(/\D/g, '');
-  if (digits.length === 11 && digits.startsWith('1')) digits = digits.slice(1);
-  return digits.length === 10 ? digits : undefined;
+  if (!PHONE.test(value)) return undefined;
+  const digits = value.replace(/\D/g, '');
+  return digits.length === 11 ? digits.slice(1) : digits;
 }

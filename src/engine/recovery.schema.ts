@@ -2,18 +2,19 @@ import { type InputRules, z } from '../schema';
 
 /** Request and response schemas of a webhook's recovery (POST /v2/webhooks/:id/recover); the rules are in recovery.ts beside it. */
 
-const datetime = (description: string) =>
+const datetime = (description: string, example: string) =>
   z
     .string({ error: (issue) => (issue.input === undefined ? 'is required' : 'must be an ISO 8601 datetime such as 2026-01-31T12:00:00Z') })
     .refine((s) => !Number.isNaN(new Date(s).getTime()), { message: 'must be an ISO 8601 datetime such as 2026-01-31T12:00:00Z', params: { code: 'DATE.PARSE.FAILURE' } })
     .transform((s) => new Date(s))
-    .openapi({ type: 'string', format: 'date-time', example: '2026-01-31T12:00:00Z', description });
+    .openapi({ type: 'string', format: 'date-time', example, description });
 
 export const RecoverBody = z
   .object(
     {
-      since: datetime('Redeliver the events created at or after this time.'),
-      until: datetime('…and before this time; default (and at most): now.').nullish(),
+      // Examples that make a window (since before until) within the widest one.
+      since: datetime('Redeliver the events created at or after this time.', '2026-01-31T12:00:00Z'),
+      until: datetime('…and before this time; default (and at most): now.', '2026-01-31T18:00:00Z').nullish(),
     },
     { error: 'must be a JSON object' },
   )

@@ -1,5 +1,5 @@
 import { EVENT_TYPES } from './types';
-import { freeFormObject, type InputRules, z } from '../schema';
+import { documented, freeFormObject, type InputRules, namingParameters, z } from '../schema';
 import { KEY_FORMAT, KEY_FORMAT_RULE } from '../idempotency/key-material';
 import { Mode } from '../account/api-keys.schema';
 import { EVENT_STATUSES } from './tables';
@@ -65,7 +65,8 @@ export const EVENT_LIST_QUERY = {
       page: eventPage.schema.out.parse(page),
       filter: { status: status || undefined, description: type || undefined, objectId: object_id || undefined, trackingCode: tracking_code || undefined },
     })),
-  rules: eventPage.rules,
+  // A bad filter is not a pagination parameter: the message names whichever parameter it is.
+  rules: { ...eventPage.rules, message: namingParameters('Invalid query parameter') },
 } satisfies RequestPart;
 
 export const Payload = z
@@ -99,7 +100,9 @@ export const NewEventBody = z
       user_id: z.string({ error: 'must be a user id' }).regex(/^user_[0-9a-f]{32}$/, 'must be a user id'),
       mode: Mode,
       description,
-      result: freeFormObject('The object the event is about.').refine((r) => typeof r.object === 'string', 'must be an object with a string `object`'),
+      result: freeFormObject('The object the event is about.')
+        .refine((r) => typeof r.object === 'string', 'must be an object with a string `object`')
+        .openapi(documented({ required: ['object'], properties: { object: { type: 'string', description: 'Its type: `Tracker`, `Batch`, …' } } })),
       previous_attributes: freeFormObject('Previous values of the changed attributes.').nullish(),
     },
     { error: 'must be a JSON object' },

@@ -1,6 +1,7 @@
-import { normalizeZip } from '../end-shippers/addresses';
+import { normalizeZip, ZIP } from '../end-shippers/addresses';
 import { dollarAmount, freeFormObject, type InputRules, MAX_TEXT, optionalText, requiredText, z } from '../schema';
 import { Mode } from '../account/api-keys.schema';
+import { idPattern } from '../ids';
 import { TRACKER_STATUSES } from './tables';
 
 /** Request and response schemas of shipments (the API specification, 4.4: what buying with an EndShipper needs). */
@@ -17,7 +18,7 @@ export const ShipmentAddressInput = z
       street2: addressLine(),
       city: requiredText().openapi({ example: 'Boston' }),
       state: requiredText().openapi({ example: 'MA' }),
-      zip: requiredText().refine((v) => normalizeZip(v) !== undefined, 'must be a 5-digit ZIP or ZIP+4').openapi({ example: '02110' }),
+      zip: requiredText().refine((v) => normalizeZip(v) !== undefined, 'must be a 5-digit ZIP or ZIP+4').openapi({ example: '02110', pattern: ZIP.source }),
       country: optionalText()
         .refine((v) => v === undefined || v === null || v === '' || v.toUpperCase() === 'US', 'only US shipments are supported by the simulated carrier')
         .openapi({ description: 'Only `US` (the default).' }),
@@ -89,8 +90,11 @@ export const SHIPMENT_INPUT: InputRules = {
 export const BuyBody = z
   .object(
     {
-      rate: z.object({ id: z.string().min(1) }, { error: 'cannot be blank: give {"rate": {"id": "rate_…"}}' }).openapi({ example: { id: 'rate_0192f3a4b5c67d8e9f0a1b2c3d4e5f60' } }),
-      end_shipper_id: z.string({ error: 'cannot be blank' }).min(1, 'cannot be blank').openapi({ example: 'es_0192f3a4b5c67d8e9f0a1b2c3d4e5f60' }),
+      // Ids of another shape are no rate of the shipment (422) and no EndShipper (404): the document says their shape.
+      rate: z
+        .object({ id: z.string().min(1).openapi({ pattern: idPattern('rate').source, description: 'One of the shipment\'s `rates`.' }) }, { error: 'cannot be blank: give {"rate": {"id": "rate_…"}}' })
+        .openapi({ example: { id: 'rate_0192f3a4b5c67d8e9f0a1b2c3d4e5f60' } }),
+      end_shipper_id: z.string({ error: 'cannot be blank' }).min(1, 'cannot be blank').openapi({ pattern: idPattern('es').source, example: 'es_0192f3a4b5c67d8e9f0a1b2c3d4e5f60' }),
       insurance: dollarAmount().nullish(),
     },
     { error: 'must be a JSON object' },

@@ -33,7 +33,7 @@ export const webhookOperations = [
   defineOperation({ method: 'GET', path: '/webhooks/:id', access: 'any key', params: { id: 'hook' },
     status: 200, response: Webhook, tag, summary: 'Retrieve a webhook',
     handler: ({ params }, { db, who }: Context) => getWebhook(db, who, params.id) }),
-  defineOperation({ method: 'PATCH', path: '/webhooks/:id', access: 'any key', params: { id: 'hook' },
+  defineOperation({ method: 'PATCH', alsoAt: 'PUT', path: '/webhooks/:id', access: 'any key', params: { id: 'hook' },
     before: ({ params }, { db, who }: Context) => ownWebhook(db, who, params.id),
     body: { schema: UpdateWebhookBody, rules: WEBHOOK_INPUT, optional: true },
     status: 201, response: Webhook, tag, summary: 'Update (and re-enable) a webhook', description: 'Answers 201, as the real API does.',

@@ -139,4 +139,13 @@ describe('operator API', () => {
     expect(res.status).toBe(422);
     expect(errorOf(res).errors[0]).toEqual({ field: 'email', message: 'is already taken' });
   });
+
+  it('refuses a duplicate email with letters beyond ASCII as taken, not with a 500 (a fuzzer finding)', async () => {
+    const admin = { authorization: `Bearer ${TEST_ENV.SHIPHOOK_ADMIN_TOKEN}` };
+    const email = `Über-${Date.now()}@Straße.example`;
+    expect((await call(sys, 'POST', '/admin/v1/users', { headers: admin, body: { name: 'Ü', email } })).status).toBe(201);
+    const again = await call(sys, 'POST', '/admin/v1/users', { headers: admin, body: { name: 'Ü', email } });
+    expect(again.status).toBe(422);
+    expect(errorOf(again).errors[0]).toEqual({ field: 'email', message: 'is already taken' });
+  });
 });

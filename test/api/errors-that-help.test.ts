@@ -48,6 +48,10 @@ describe('errors that help', () => {
       expect(res.status).toBe(422);
       expect(errorOf(res).errors).toEqual([{ field: 'page_size', message: 'must be an integer from 1 to 100' }]);
     }
+    // A list without filters: its parameters are the page's, named in the message.
+    const endShippers = await kept(call(sys, 'GET', '/end_shippers?page_size=0', { key: acct.testKey }));
+    expect(endShippers.status).toBe(422);
+    expect(errorOf(endShippers).message).toBe('Invalid pagination parameter: page_size must be an integer from 1 to 100.');
   });
 
   it('names fields as the client sent them, wrapper included, for schema and rule failures alike', async () => {
@@ -68,9 +72,9 @@ describe('errors that help', () => {
   });
 
   it('a 405 names the full path with its base', async () => {
-    const caller = await kept(call(sys, 'PUT', '/webhooks/hook_0123456789abcdef0123456789abcdef', { key: acct.testKey }));
+    const caller = await kept(call(sys, 'POST', '/webhooks/hook_0123456789abcdef0123456789abcdef', { key: acct.testKey }));
     expect(caller.status).toBe(405);
-    expect(errorOf(caller).message).toBe('Method not supported for /v2/webhooks/:id; use GET, PATCH, DELETE.');
+    expect(errorOf(caller).message).toBe('Method not supported for /v2/webhooks/:id; use GET, PATCH, PUT, DELETE.');
     const operator = await kept(call(sys, 'DELETE', '/admin/v1/replays/replay_0123456789abcdef0123456789abcdef', { headers: ADMIN }));
     expect(errorOf(operator).message).toBe('Method not supported for /admin/v1/replays/:id; use GET.');
   });

@@ -6,14 +6,16 @@ import Ajv2020 from 'ajv/dist/2020.js';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EVENT_TYPE_CATALOGUE, EVENT_TYPES } from '../../src/events/types';
+import type { ProvisionedTool } from '../../src/launcher/python-tool';
 import { openapiSpecValidator } from '../support/python-tools';
 import { startSystem, type TestSystem } from '../support/system';
 
 let sys: TestSystem;
 let doc: any;
+let validator: ProvisionedTool;
 
 beforeAll(async () => {
-  sys = await startSystem();
+  [sys, validator] = await Promise.all([startSystem(), openapiSpecValidator()]);
 });
 afterAll(() => sys.close());
 
@@ -23,8 +25,7 @@ function validate(document: unknown): { status: number | null; output: string } 
   try {
     const file = path.join(dir, 'openapi.json');
     writeFileSync(file, JSON.stringify(document));
-    const tool = openapiSpecValidator();
-    const run = spawnSync(tool.bin, [file], { encoding: 'utf8', env: { ...process.env, ...tool.env } });
+    const run = spawnSync(validator.bin, [file], { encoding: 'utf8', env: { ...process.env, ...validator.env } });
     return { status: run.status, output: run.stderr + run.stdout };
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -54,7 +54,7 @@ describe('one info line per API request', () => {
     const cases: [string, () => Promise<Response | { status: number }>, Record<string, unknown>][] = [
       ['unknown-key', () => call(sys, 'GET', '/webhooks', { key: 'shk_test_' + '0'.repeat(48), headers: { 'x-request-id': `${run}-unknown-key` } }), { route: 'unmatched', status: 401 }],
       ['missing', () => call(sys, 'GET', '/webhooks/hook_nope', { key: acct.testKey, headers: { 'x-request-id': `${run}-missing` } }), { route: '/v2/webhooks/:id', status: 404, user_id: acct.user.id }],
-      ['method', () => call(sys, 'PUT', '/webhooks/hook_nope', { key: acct.testKey, headers: { 'x-request-id': `${run}-method` } }), { route: '/v2/webhooks/:id', status: 405 }],
+      ['method', () => call(sys, 'POST', '/webhooks/hook_nope', { key: acct.testKey, headers: { 'x-request-id': `${run}-method` } }), { route: '/v2/webhooks/:id', status: 405 }],
       ['operator', () => call(sys, 'GET', '/admin/v1/replays/replay_nope', { headers: { authorization: `Bearer ${TEST_ENV.SHIPHOOK_ADMIN_TOKEN}`, 'x-request-id': `${run}-operator` } }), { route: '/admin/v1/replays/:id', status: 404 }],
       ['openapi', () => fetch(`${sys.origin}/v2/openapi.json`, { headers: { 'x-request-id': `${run}-openapi` } }), { route: '/v2/openapi.json', status: 200 }],
       ['docs', () => fetch(`${sys.origin}/docs/index.html`, { headers: { 'x-request-id': `${run}-docs` } }), { route: '/docs/*', status: 200 }],

@@ -10,7 +10,7 @@ import { shiphookProcessEnv } from '../../src/launcher/process-env';
 import { startTemporalServer, type TemporalServer } from './temporal-server/server';
 import { duration } from '../../src/config';
 import { createDb, type Db } from '../../src/db/database';
-import { workflowBundleFile } from '../support/isolated';
+import { workflowBundleFile } from '../support/workflow-bundle';
 import type { TestSystem } from '../support/system';
 import { TEST_ENV } from '../support/test-config';
 import { SERVICES, type ServiceName, type SharedEnv, serviceEnv, withoutSettings } from './topology';

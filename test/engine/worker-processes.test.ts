@@ -1,7 +1,7 @@
-import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { closeSync, copyFileSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { execFile, execFileSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { describe, expect, inject, it } from 'vitest';
 import { startShiphookChild } from '../../src/launcher/child';
@@ -13,6 +13,7 @@ import { isolatedSystem } from '../support/isolated';
 import { logFile } from '../support/log-capture';
 import { eventually, startReceiver } from '../support/receiver';
 import { TEST_ENV } from '../support/test-config';
+import { workflowBundleFile } from '../support/workflow-bundle';
 
 // How worker processes are run in production: by role, and from a prebuilt workflow bundle.
 describe('worker processes', () => {
@@ -63,7 +64,7 @@ describe('worker processes', () => {
   it('a worker runs from a prebuilt workflow bundle (SHIPHOOK_WORKFLOW_BUNDLE, as the container image does)', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'shiphook-bundle-'));
     const bundle = path.join(dir, 'workflow-bundle.js');
-    execFileSync(process.execPath, [path.resolve('bin/shiphook.mjs'), 'bundle-workflows', bundle], { stdio: ['ignore', 'ignore', 'inherit'] });
+    copyFileSync(await workflowBundleFile(), bundle); // written by `shiphook bundle-workflows`, as the image's is
     const iso = await isolatedSystem();
     const receiver = await startReceiver();
     try {

@@ -87,15 +87,21 @@ describe('GET /v2/events filters', () => {
     expect(ids(until)).toEqual(failed.slice(1));
   });
 
-  it('a bad value is a 422 naming the parameter as sent; an empty one counts as not given; unknown parameters are ignored', async () => {
+  it('a bad value is a 422 naming the parameter as sent and what it takes, in the message too; an empty one counts as not given; unknown parameters are ignored', async () => {
     const bad = await call(sys, 'GET', '/events?status=lost', { key: acct.testKey });
     expect(bad.status).toBe(422);
-    expect(errorOf(bad).errors).toEqual([{ field: 'status', message: 'must be one of in_queue, retrying, completed, failed' }]);
+    expect(errorOf(bad)).toEqual({
+      code: 'PARAMETER.FORBIDDEN',
+      message: 'Invalid query parameter: status must be one of in_queue, retrying, completed, failed.',
+      errors: [{ field: 'status', message: 'must be one of in_queue, retrying, completed, failed' }],
+    });
     const badType = await call(sys, 'GET', '/events?description=tracker.exploded&status=failed', { key: acct.testKey });
     expect(badType.status).toBe(422);
+    expect(errorOf(badType).message).toMatch(/^Invalid query parameter: description must be one of batch\.created, .*, tracker\.updated\.$/);
     expect(errorOf(badType).errors).toEqual([{ field: 'description', message: expect.stringContaining('must be one of batch.created') }]);
     const both = await call(sys, 'GET', '/events?status=FAILED&page_size=0', { key: acct.testKey });
     expect(errorOf(both).errors.map((e: any) => e.field).sort()).toEqual(['page_size', 'status']);
+    expect(errorOf(both).message).toBe('Invalid query parameter: page_size must be an integer from 1 to 100; status must be one of in_queue, retrying, completed, failed.');
     const pair = await call(sys, 'GET', `/events?status=failed&before_id=${events[1]!.id}&after_id=${events[0]!.id}`, { key: acct.testKey });
     expect(errorOf(pair).errors).toEqual([{ field: 'after_id', message: 'cannot be used with before_id' }]);
     const empty = await call(sys, 'GET', '/events?status=&description=&page_size=100', { key: acct.testKey });
@@ -149,7 +155,7 @@ describe('GET /v2/events filters', () => {
     const rule = 'must be 1 to 64 letters, digits, underscores or hyphens';
     const spaced = await call(sys, 'GET', `/events?object_id=${encodeURIComponent(`${TRK_A} `)}`, { key: acct.testKey });
     expect(spaced.status).toBe(422);
-    expect(errorOf(spaced)).toMatchObject({ code: 'PARAMETER.FORBIDDEN', errors: [{ field: 'object_id', message: rule }] });
+    expect(errorOf(spaced)).toEqual({ code: 'PARAMETER.FORBIDDEN', message: `Invalid query parameter: object_id ${rule}.`, errors: [{ field: 'object_id', message: rule }] });
     const long = await call(sys, 'GET', `/events?tracking_code=${'9'.repeat(65)}&status=failed`, { key: acct.testKey });
     expect(errorOf(long).errors).toEqual([{ field: 'tracking_code', message: rule }]);
     const both = await call(sys, 'GET', `/events?object_id=${encodeURIComponent("trk_1' or '1'='1")}&tracking_code=${encodeURIComponent('EZ/1')}`, { key: acct.testKey });

@@ -1,18 +1,16 @@
 import { type ChildProcess, execFile } from 'node:child_process';
-import { createHash } from 'node:crypto';
-import { existsSync, openSync, readdirSync, readFileSync, renameSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { openSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
 import { inject } from 'vitest';
 import type { Config, WorkerRole } from '../../src/config';
-import { tracedBundlePath } from '../../src/engine/worker-tracing';
 import { startShiphookChild } from '../../src/launcher/child';
 import { shiphookProcessEnv } from '../../src/launcher/process-env';
 import { logFile } from './log-capture';
 import { startSystem, type TestSystem, testConfig } from './system';
 import { TEST_ENV } from './test-config';
+import { workflowBundleFile } from './workflow-bundle';
 
 const CLI = path.resolve('bin/shiphook.mjs');
 const exec = promisify(execFile);
@@ -51,27 +49,6 @@ async function isolatedDatabase(databaseUrl?: string): Promise<{ url: string; dr
       await c.end();
     },
   };
-}
-
-/**
- * The workers' workflow bundle, built once per content of the sources it is made
- * from and shared by every test file's worker processes (a worker started without one would build
- * it itself with webpack, the costliest part of its start, in every test file).
- */
-export async function workflowBundleFile(opts: { traced?: boolean } = {}): Promise<string> {
-  const hash = createHash('sha256');
-  for (const dir of ['workflows', 'src/engine', 'activities']) {
-    for (const f of readdirSync(dir).sort()) if (f.endsWith('.ts')) hash.update(f).update(readFileSync(path.join(dir, f)));
-  }
-  const file = path.join(tmpdir(), `shiphook-test-bundle-${hash.digest('hex').slice(0, 16)}.js`);
-  // A worker that exports traces loads the traced bundle beside it (src/engine/bundle.ts).
-  for (const [out, traced] of [[file, false], ...(opts.traced ? [[tracedBundlePath(file), true] as const] : [])] as const) {
-    if (existsSync(out)) continue;
-    const partial = `${out}.${process.pid}.tmp`;
-    await exec(process.execPath, [CLI, 'bundle-workflows', partial, ...(traced ? ['--traced'] : [])]);
-    renameSync(partial, out); // atomic: a concurrent file sees the whole bundle or none
-  }
-  return file;
 }
 
 /** A `shiphook api` or `shiphook worker` child process; its log lines go to the suite's log folder. */
