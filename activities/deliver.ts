@@ -134,7 +134,11 @@ export function createDeliveryActivities(deps: DeliveryDeps) {
   }
 
   return {
-    attemptDeliveries: (input: AttemptInput) => withLogContext({ event_id: input.eventId }, () => attemptDeliveries(input)),
+    attemptDeliveries: async (input: AttemptInput) => {
+      const wait = (input.notBefore ?? 0) - Date.now();
+      if (wait > 0) await Context.current().sleep(wait);
+      return withLogContext({ event_id: input.eventId }, () => attemptDeliveries(input));
+    },
 
     /**
      * The remaining attempts to one webhook. Temporal runs them: a failed attempt

@@ -49,6 +49,8 @@ export interface AttemptInput {
   retryDelaysMs: number[];
   /** The rate-limit slot (epoch ms) a held delivery to `webhookId` was given: sent at it, no other reserved. */
   slot?: { webhookId: string; at: number };
+  /** Epoch ms: not before then (a first retry made in the task of attempt 1: workflows/deliver-event.ts). */
+  notBefore?: number;
 }
 
 /** The remaining attempts to one target. */
