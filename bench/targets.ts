@@ -1,3 +1,5 @@
+import { round } from './processes';
+
 /**
  * What the bench checks at the end: the cost targets of everyday load (CPU per event at
  * 20 events/s, with and without a failing endpoint, and the whole system's peak memory),
@@ -57,8 +59,8 @@ export function performanceTargets(results: Results, rate: number) {
   };
 }
 
-const ratio = (a: number | null, b: number | null) => (a === null || b === null || b === 0 ? null : Math.round((a / b) * 100) / 100);
-const difference = (a: number | null, b: number | null) => (a === null || b === null ? null : Math.round((a - b) * 100) / 100);
+const ratio = (a: number | null, b: number | null) => (a === null || b === null || b === 0 ? null : round(a / b, 2));
+const difference = (a: number | null, b: number | null) => (a === null || b === null ? null : round(a - b, 2));
 
 /**
  * What a failing endpoint adds per event, part by part (the failure scenario's cost minus the
@@ -72,7 +74,7 @@ export function failureCostOverLatency(results: Results) {
   const each = (path: string[], key: string, value: string) => {
     const list = (r: unknown) => new Map(((field(r as Results, ...path) as Record<string, unknown>[] | undefined) ?? []).map((x) => [String(x[key]), Number(x[value])]));
     const [f, l] = [list(failure), list(latency)];
-    return Object.fromEntries([...f].map(([k, v]) => [k, Math.round((v - (l.get(k) ?? 0)) * 100) / 100]).filter(([, v]) => v !== 0));
+    return Object.fromEntries([...f].map(([k, v]) => [k, round(v - (l.get(k) ?? 0), 2)]).filter(([, v]) => v !== 0));
   };
   const cpuF = (field(failure, 'cpu_ms_per_event') ?? {}) as Record<string, number>;
   const cpuL = (field(latency, 'cpu_ms_per_event') ?? {}) as Record<string, number>;

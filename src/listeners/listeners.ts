@@ -78,9 +78,14 @@ export async function createListener(db: Db, config: Config, who: Principal, inp
   return { ...listenerView(row), secret };
 }
 
-/** GET /listeners: an abandoned one is removed first, so the list never shows one past its grace period. */
+/**
+ * GET /listeners: an abandoned one is removed first. Counted from its last heartbeat, a grace
+ * period and a heartbeat: an open stream marks it every heartbeat, so none is removed before its
+ * stream has been gone a grace period, even when its server has not noticed the drop yet.
+ */
 export async function listListeners(db: Db, config: Pick<Config, 'listeners'>, who: Principal) {
-  await removeAbandonedListeners(db, config, { userId: who.user.id });
+  const { graceMs, heartbeatMs } = config.listeners;
+  await removeAbandonedListeners(db, { listeners: { ...config.listeners, graceMs: graceMs + heartbeatMs } }, { userId: who.user.id });
   return { listeners: (await listenersOf(db, who).orderBy('l.id', 'desc').execute()).map(listenerView) };
 }
 

@@ -21,6 +21,12 @@ const POLL_MS = 2000;
  * deliveries wait in its queue (and time out into the retry schedule) until a stream
  * opens again, or the listener is removed at its end.
  */
+/** What `gone` says, by why the stream ended. */
+const GONE = {
+  removed: 'The listener was removed.',
+  keyRevoked: 'The API key this stream was opened with was disabled or deleted.',
+} as const;
+
 export function listenerStream(db: Db, config: Config, listenerId: string, keyId: string): EventStream {
   const { heartbeatMs, graceMs } = config.listeners;
   return {
@@ -28,27 +34,27 @@ export function listenerStream(db: Db, config: Config, listenerId: string, keyId
       const watch = watchChannel(config.databaseUrl, LISTENER_REQUESTS_CHANNEL, (payload) => payload === listenerId);
       const sent = new Set<string>();
       let seenAt = 0;
-      let removed = false;
-      let keyRevoked = false;
+      /** Why the stream ends for good, if it does: then `gone` says so. */
+      let ended: keyof typeof GONE | undefined;
       try {
         sink.send('ready', { object: 'ListenerReady', listener_id: listenerId, heartbeat_ms: heartbeatMs });
         while (!signal.aborted) {
           if (Date.now() - seenAt >= heartbeatMs) {
             if (seenAt) sink.comment('keep-alive');
             if (!(await touchListener(db, listenerId))) {
-              removed = true;
+              ended = 'removed';
               break;
             }
             // A key disabled or deleted stops what it opened, as it stops every later request.
             if (!(await keyStillActive(db, keyId))) {
-              keyRevoked = true;
+              ended = 'keyRevoked';
               break;
             }
             seenAt = Date.now();
           }
           const waiting = await waitingRequests(db, listenerId);
           if (!waiting) {
-            removed = true;
+            ended = 'removed';
             break;
           }
           for (const request of waiting) if (!sent.has(request.id)) sink.send('request', request);
@@ -56,12 +62,11 @@ export function listenerStream(db: Db, config: Config, listenerId: string, keyId
           for (const request of waiting) sent.add(request.id);
           await watch.wait(Math.min(POLL_MS, seenAt + heartbeatMs - Date.now()), signal);
         }
-        if (removed) sink.send('gone', { object: 'ListenerGone', reason: 'The listener was removed.' });
-        else if (keyRevoked) sink.send('gone', { object: 'ListenerGone', reason: 'The API key this stream was opened with was disabled or deleted.' });
+        if (ended) sink.send('gone', { object: 'ListenerGone', reason: GONE[ended] });
       } finally {
         watch.close();
         // However the stream ended (the client went, or a failure), unless its listener was removed.
-        if (!removed) await dropped();
+        if (ended !== 'removed') await dropped();
       }
     },
   };

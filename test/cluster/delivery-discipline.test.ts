@@ -103,9 +103,9 @@ describe.sequential('delivery discipline on the production topology', () => {
       // request sent again after a workflow task timed out on the loaded machine is the same
       // attempt: delivery is at least once.)
       expect(arrivals.filter((a) => a.attempt !== 1), JSON.stringify(observed)).toEqual([]);
-      // The backlog drains at the pace (499 spacings of 110 ms): a delivery late to its slot
+      // The backlog drains at the pace (499 spacings of 125 ms: 62 s): a delivery late to its slot
       // delays the next ones a little, it does not waste its slot. The room is for a loaded machine.
-      expect(observed.drainSeconds!, JSON.stringify(observed)).toBeLessThanOrEqual(75);
+      expect(observed.drainSeconds!, JSON.stringify(observed)).toBeLessThanOrEqual(85);
     } finally {
       await receiver.close();
     }
