@@ -155,11 +155,13 @@ export const deliverEvent: DeliverEvent = async (input) => {
       const madeInTask = inTask;
       if (inTask) {
         inTask = false;
+        const due = Date.now() + waitMs;
         try {
           result = await attemptNow(target, from, undefined, waitMs);
         } catch {
-          // The database stayed unreachable through the local activity's retries: a regular activity takes over.
-          waitMs = 0;
+          // The worker's share of retries in tasks was taken, or the database stayed unreachable
+          // through the local activity's retries: the retry activity takes over, at the same time.
+          waitMs = Math.max(0, due - Date.now());
           continue;
         }
       } else if (pause) {

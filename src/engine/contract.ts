@@ -53,6 +53,9 @@ export interface AttemptInput {
   notBefore?: number;
 }
 
+/** The failure type of a retry the worker would not make in the workflow's task (activities/deliver.ts): the retry activity makes it. */
+export const RETRY_NOT_IN_TASK = 'RetryNotInTask';
+
 /** The remaining attempts to one target. */
 export interface RetryInput {
   eventId: string;
