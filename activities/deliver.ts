@@ -42,11 +42,11 @@ export function createDeliveryActivities(deps: DeliveryDeps) {
   const http = createHttpClient({ ...config.webhooks, timeoutMs: config.attemptTimeoutMs, listeners: createListenerTransport(db, config.databaseUrl) });
   const followUp = healthFollowUp(deps);
   /**
-   * Retries waiting in their workflow's task (workflows/deliver-event.ts): at most half the
+   * Retries waiting in their workflow's task (workflows/deliver-event.ts): at most a quarter of the
    * worker's task slots, so first attempts always find free ones however many endpoints fail.
    * Beyond that, a retry goes to the retry task queue, as every later one does.
    */
-  const RETRIES_IN_TASK_MAX = Math.max(1, Math.floor(config.worker.workflowTaskSlots / 2));
+  const RETRIES_IN_TASK_MAX = Math.max(1, Math.floor(config.worker.workflowTaskSlots / 4));
   let retriesInTask = 0;
 
   /**

@@ -38,9 +38,9 @@ describe('worker processes', () => {
     }
   });
 
-  it('retries made in tasks take at most half the worker’s task slots: beyond that, the first retry goes to the retries workers', async () => {
-    // Two task slots: one retry waits in its task at a time. The first retry is due 5 s after attempt 1.
-    const env = { SHIPHOOK_WORKER_TASK_SLOTS: '2', SHIPHOOK_RETRY_DELAYS: '5s' };
+  it('retries made in tasks take at most a quarter of the worker’s task slots: beyond that, the first retry goes to the retries workers', async () => {
+    // Eight task slots: two retries wait in their tasks at a time. The first retry is due 5 s after attempt 1.
+    const env = { SHIPHOOK_WORKER_TASK_SLOTS: '8', SHIPHOOK_RETRY_DELAYS: '5s' };
     const iso = await isolatedSystem({ env });
     const answered = new Map<string, number>();
     const receiver = await startReceiver((d, _i, res) => {
@@ -52,17 +52,25 @@ describe('worker processes', () => {
       const acct = await createAccount(iso.api);
       await webhook(iso.api, acct.testKey, receiver.url);
       await iso.worker({ role: 'deliveries', env });
-      const events = [await publish(iso.api, acct.user.id, 'test'), await publish(iso.api, acct.user.id, 'test')];
-      await receiver.waitFor(2); // both first attempts failed
-      // One first retry waits in its task and is made there; the other went to the retry task queue.
-      await receiver.waitFor(3, 30_000);
-      await new Promise((r) => setTimeout(r, 1500)); // nobody serves retries: the other stays undelivered
-      expect(receiver.deliveries).toHaveLength(3);
-      const statuses = await Promise.all(events.map(async (e) => (await call(iso.api, 'GET', `/events/${e.id}`, { key: acct.testKey })).body.status));
-      expect(statuses.sort()).toEqual(['completed', 'retrying']);
+      const events = [];
+      for (let i = 0; i < 3; i++) events.push(await publish(iso.api, acct.user.id, 'test'));
+      await receiver.waitFor(3); // the first attempts failed
+      // Two first retries wait in their tasks; the third went to the retry task queue, where nobody serves it.
+      const temporal = await iso.api.temporal();
+      const pendingRetries = async () => Promise.all(events.map(async (e) => (await temporal.workflow.getHandle(e.id).describe()).raw.pendingActivities?.length ?? 0));
+      await eventually(async () => ((await pendingRetries()).sort().join() === '0,0,1' ? true : undefined), 20_000, 'one retry activity').catch(async (err) => {
+        for (const e of events) { const h = await temporal.workflow.getHandle(e.id).fetchHistory(); console.log('DEBUG', e.id, JSON.stringify(h.events?.map((x) => [x.eventTime?.seconds?.toString(), x.eventType, x.markerRecordedEventAttributes?.failure?.message]))); }
+        console.log('DEBUG deliveries', receiver.deliveries.map((d) => [d.json.id]));
+        throw err;
+      });
+      await eventually(async () => {
+        const statuses = await Promise.all(events.map(async (e) => (await call(iso.api, 'GET', `/events/${e.id}`, { key: acct.testKey })).body.status));
+        return statuses.sort().join() === 'completed,completed,retrying' ? true : undefined;
+      }, 20_000, 'the retries made in their tasks to deliver');
+      expect(receiver.deliveries).toHaveLength(5);
       await iso.worker({ role: 'retries', env });
       for (const e of events) await eventStatus(iso.api, acct.testKey, e.id, 'completed', 30_000);
-      expect(receiver.deliveries).toHaveLength(4);
+      expect(receiver.deliveries).toHaveLength(6);
     } finally {
       await receiver.close();
       await iso.close();
