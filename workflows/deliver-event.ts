@@ -16,7 +16,9 @@ export const WAIT_IN_ACTIVITY_MAX_MS = 15_000;
  * a connection failure), is made in the task of attempt 1, as a local activity that waits for
  * its time: no activity task, so none of the server's writes for one (its start, its failure)
  * while a failing endpoint fails; the task stays well within the server's workflow task
- * timeout. A timeout keeps to the retry activity, which would hold the task too long.
+ * timeout. A timeout keeps to the retry activity, which would hold the task too long. The worker
+ * takes a share of its task slots for these (activities/deliver.ts); one beyond it is refused, and
+ * goes to the retry activity at the same time.
  */
 const RETRY_IN_TASK_MAX_MS = 7_000;
 const retriesInTask = (o: { retryInMs: number; responseCode: number }) => o.retryInMs <= RETRY_IN_TASK_MAX_MS && o.responseCode >= 100;
