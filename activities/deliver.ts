@@ -3,7 +3,7 @@ import { ApplicationFailure, ApplicationFailureCategory } from '@temporalio/comm
 import { Context } from '@temporalio/activity';
 import type { Config } from '../src/config';
 import type { Db } from '../src/db/database';
-import type { AttemptInput, AttemptResult, HealthSignals, RetryInput, TargetOutcome } from '../src/engine/contract';
+import { type AttemptInput, type AttemptResult, type HealthSignals, RETRY_NOT_IN_TASK, type RetryInput, type TargetOutcome } from '../src/engine/contract';
 import { deliveryBody, signedRequest } from '../src/engine/signed-request';
 import { attemptRecorder, type AttemptRecord } from '../src/events/deliveries';
 import { eventDelivery, type EventUrls, urlsOf } from '../src/events/events';
@@ -41,6 +41,13 @@ export function createDeliveryActivities(deps: DeliveryDeps) {
   // Every POST leaves through this client: its connections resolve, check and pin the address.
   const http = createHttpClient({ ...config.webhooks, timeoutMs: config.attemptTimeoutMs, listeners: createListenerTransport(db, config.databaseUrl) });
   const followUp = healthFollowUp(deps);
+  /**
+   * Retries waiting in their workflow's task (workflows/deliver-event.ts): at most a quarter of the
+   * worker's task slots, so first attempts always find free ones however many endpoints fail.
+   * Beyond that, a retry goes to the retry task queue, as every later one does.
+   */
+  const RETRIES_IN_TASK_MAX = Math.max(1, Math.floor(config.worker.workflowTaskSlots / 4));
+  let retriesInTask = 0;
 
   /**
    * One POST to one target (at its rate-limit slot, when it has one); its outcome goes to the
@@ -134,7 +141,19 @@ export function createDeliveryActivities(deps: DeliveryDeps) {
   }
 
   return {
-    attemptDeliveries: (input: AttemptInput) => withLogContext({ event_id: input.eventId }, () => attemptDeliveries(input)),
+    attemptDeliveries: async (input: AttemptInput) => {
+      if (input.notBefore === undefined) return withLogContext({ event_id: input.eventId }, () => attemptDeliveries(input));
+      // A retry made in its workflow's task holds one of the worker's task slots while it waits.
+      if (retriesInTask >= RETRIES_IN_TASK_MAX) throw retryNotInTask();
+      retriesInTask++;
+      try {
+        const wait = input.notBefore - Date.now();
+        if (wait > 0) await Context.current().sleep(wait);
+        return await withLogContext({ event_id: input.eventId }, () => attemptDeliveries(input));
+      } finally {
+        retriesInTask--;
+      }
+    },
 
     /**
      * The remaining attempts to one webhook. Temporal runs them: a failed attempt
@@ -261,4 +280,16 @@ export async function loadAttempt(db: Db, eventId: string): Promise<AttemptConte
     });
   }
   return { event, deliveries, urls: urlsOf(sent) };
+}
+
+/** Refuses a retry in the workflow's task (the worker's share of them is taken): the workflow sends it to the retry task queue. */
+function retryNotInTask() {
+  const failure = ApplicationFailure.create({
+    type: RETRY_NOT_IN_TASK,
+    message: 'the worker has as many retries waiting in workflow tasks as it takes: this one goes to the retry task queue',
+    nonRetryable: true,
+    category: ApplicationFailureCategory.BENIGN,
+  });
+  failure.stack = '';
+  return failure;
 }

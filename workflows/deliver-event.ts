@@ -11,6 +11,18 @@ import { deliveryPauses, isPause } from './delivery-pauses';
  */
 export const WAIT_IN_ACTIVITY_MAX_MS = 15_000;
 
+/**
+ * A first retry due this soon, to an endpoint that answered (an error status, not a timeout or
+ * a connection failure), is made in the task of attempt 1, as a local activity that waits for
+ * its time: no activity task, so none of the server's writes for one (its start, its failure)
+ * while a failing endpoint fails; the task stays well within the server's workflow task
+ * timeout. A timeout keeps to the retry activity, which would hold the task too long. The worker
+ * takes a share of its task slots for these (activities/deliver.ts); one beyond it is refused, and
+ * goes to the retry activity at the same time.
+ */
+const RETRY_IN_TASK_MAX_MS = 7_000;
+const retriesInTask = (o: { retryInMs: number; responseCode: number }) => o.retryInMs <= RETRY_IN_TASK_MAX_MS && o.responseCode >= 100;
+
 /** Infrastructure errors only (the database unreachable): HTTP outcomes are results, not errors. */
 const INFRASTRUCTURE_RETRY = { initialInterval: '1s', maximumInterval: '30s', maximumAttempts: 10 } as const;
 
@@ -73,7 +85,7 @@ export const deliverEvent: DeliverEvent = async (input) => {
   const pauses = deliveryPauses();
   const activityTimeout = input.attemptTimeoutMs + 10_000; // HTTP plus room for SQL and the health report
   /** `from`: the delivery attempt the retries start with; `pause`: why it was held back instead. */
-  let retries: { target: DeliveryTarget; waitMs: number; from: number; pause?: DeliveryPause }[];
+  let retries: { target: DeliveryTarget; waitMs: number; from: number; pause?: DeliveryPause; inTask?: boolean }[];
   let passing: Promise<void> = Promise.resolve();
   try {
     const { attemptDeliveries } = proxyLocalActivities<Activities>({
@@ -84,11 +96,11 @@ export const deliverEvent: DeliverEvent = async (input) => {
     const first = await attemptDeliveries({ eventId, targets, retryDelaysMs });
     seen(first);
     passing = pauses.passTurns(first);
-    retries = first.outcomes.flatMap((o) => {
+    retries = first.outcomes.flatMap((o): typeof retries => {
       const target = targets.find((t) => t.webhookId === o.webhookId);
       if (!target) return [];
       if (isPause(o)) return [{ target, waitMs: 0, from: o.attempt, pause: o }];
-      return o.outcome === 'retry' ? [{ target, waitMs: o.retryInMs, from: o.attempt + 1 }] : [];
+      return o.outcome === 'retry' ? [{ target, waitMs: o.retryInMs, from: o.attempt + 1, inTask: retriesInTask(o) }] : [];
     });
   } catch {
     // The fast path gave up (the database stayed unreachable through its retries):
@@ -127,20 +139,34 @@ export const deliverEvent: DeliverEvent = async (input) => {
    * the delivery's first attempt, or the next of its schedule), in the task that its timer or
    * its turn signal woke; `slotAt`: the rate-limit slot it was given, which it waits for.
    */
-  const attemptNow = (target: DeliveryTarget, attempt: number, slotAt: number | undefined) => {
+  const attemptNow = (target: DeliveryTarget, attempt: number, slotAt: number | undefined, waitMs = 0) => {
     const { attemptDeliveries } = proxyLocalActivities<Activities>({
-      startToCloseTimeout: activityTimeout,
+      startToCloseTimeout: activityTimeout + waitMs,
       retry: INFRASTRUCTURE_RETRY,
       summary: `attempt ${attempt} of ${total}${slotAt ? ' at its rate-limit slot' : ''}: POST ${target.url.length > 120 ? target.url.slice(0, 119) + '…' : target.url}`,
     });
-    return attemptDeliveries({ eventId, targets: [target], retryDelaysMs, ...(slotAt ? { slot: { webhookId: target.webhookId, at: slotAt } } : {}) });
+    // Workflow time (that of this task): the same on replay.
+    const notBefore = waitMs > 0 ? Date.now() + waitMs : undefined;
+    return attemptDeliveries({ eventId, targets: [target], retryDelaysMs, ...(slotAt ? { slot: { webhookId: target.webhookId, at: slotAt } } : {}), ...(notBefore ? { notBefore } : {}) });
   };
 
-  /** The attempts to one target; `pause`: it was held back, and waits first. */
-  const deliverTo = async (target: DeliveryTarget, waitMs: number, from: number, pause?: DeliveryPause) => {
+  /** The attempts to one target; `pause`: it was held back, and waits first; `inTask`: its first retry is made in this task. */
+  const deliverTo = async (target: DeliveryTarget, waitMs: number, from: number, pause?: DeliveryPause, inTask = false) => {
     for (;;) {
       let result: AttemptResult;
-      if (pause) {
+      const madeInTask = inTask;
+      if (inTask) {
+        inTask = false;
+        const due = Date.now() + waitMs;
+        try {
+          result = await attemptNow(target, from, undefined, waitMs);
+        } catch {
+          // The worker's share of retries in tasks was taken, or the database stayed unreachable
+          // through the local activity's retries: the retry activity takes over, at the same time.
+          waitMs = Math.max(0, due - Date.now());
+          continue;
+        }
+      } else if (pause) {
         const slotAt = await pauses.waitOut(pause, target);
         try {
           result = await attemptNow(target, pause.attempt, slotAt);
@@ -169,8 +195,8 @@ export const deliverEvent: DeliverEvent = async (input) => {
       if (isPause(outcome)) {
         // Held back (again): its turn was taken meanwhile, or a slot is far off.
         pause = outcome;
-      } else if (pause && outcome?.outcome === 'retry') {
-        // Its attempt failed: the rest of the schedule, as after a first attempt.
+      } else if (outcome?.outcome === 'retry' && (pause || madeInTask)) {
+        // Its attempt (held back, or the first retry made in this task) failed: the rest of the schedule.
         [pause, waitMs, from] = [undefined, outcome.retryInMs, outcome.attempt + 1];
       } else {
         return;
@@ -178,7 +204,7 @@ export const deliverEvent: DeliverEvent = async (input) => {
     }
   };
 
-  await Promise.all([passing, ...retries.map(({ target, waitMs, from, pause }) => deliverTo(target, waitMs, from, pause))]);
+  await Promise.all([passing, ...retries.map(({ target, waitMs, from, pause, inTask }) => deliverTo(target, waitMs, from, pause, inTask))]);
 
   // Every attempt returned the event status as of its own (serialised) update, and the
   // update that finished the last URL saw the final one (laterStatus keeps it against

@@ -49,7 +49,12 @@ export interface AttemptInput {
   retryDelaysMs: number[];
   /** The rate-limit slot (epoch ms) a held delivery to `webhookId` was given: sent at it, no other reserved. */
   slot?: { webhookId: string; at: number };
+  /** Epoch ms: not before then (a first retry made in the task of attempt 1: workflows/deliver-event.ts). */
+  notBefore?: number;
 }
+
+/** The failure type of a retry the worker would not make in the workflow's task (activities/deliver.ts): the retry activity makes it. */
+export const RETRY_NOT_IN_TASK = 'RetryNotInTask';
 
 /** The remaining attempts to one target. */
 export interface RetryInput {

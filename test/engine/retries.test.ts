@@ -80,17 +80,17 @@ describe('retries run by Temporal', () => {
     await eventStatus(sys, acct.testKey, event.id, 'failed', 15_000);
     expect(receiver.deliveries).toHaveLength(4);
     const { counts, events } = await historyCounts(event.id, { settled: true });
-    // Attempt 1 is the local activity (one marker);
-    // attempts 2–4 are one activity retried by the server, and the 300 ms before attempt 2
-    // are waited inside it, not on a timer. One upsert: the outcome, `failed`; one timer:
-    // the failed run's wait for a replay.
-    expect(counts.markerRecordedEventAttributes).toBe(1);
+    // Attempt 1 is a local activity, and so is attempt 2, in the same task, waiting its 300 ms
+    // there (two markers); attempts 3–4 are one activity retried by the server, which waits
+    // the 600 ms before attempt 3 itself. One upsert: the outcome, `failed`; one timer: the
+    // failed run's wait for a replay.
+    expect(counts.markerRecordedEventAttributes).toBe(2);
     expect(counts.upsertWorkflowSearchAttributesEventAttributes).toBe(1);
     expect(counts.timerStartedEventAttributes).toBe(1);
     expect(events.at(-1)!.timerStartedEventAttributes).toBeTruthy();
     expect(counts.activityTaskScheduledEventAttributes).toBe(1);
     const started = events.find((e) => e.activityTaskStartedEventAttributes)!.activityTaskStartedEventAttributes!;
-    expect(started.attempt).toBe(3);
+    expect(started.attempt).toBe(2);
     // The failure the UI shows for the attempt before: what happened, without a stack of our code.
     expect(started.lastFailure).toMatchObject({ message: expect.stringMatching(/^attempt 3 of 4: HTTP 500 from http:\/\/127\.0\.0\.1:\d+/), stackTrace: '' });
     expect(started.lastFailure!.applicationFailureInfo).toMatchObject({ type: 'DeliveryAttemptFailed' });

@@ -136,8 +136,8 @@ describe('operators in the Temporal UI', () => {
 describe('a retrying delivery in the Temporal UI', () => {
   it('shows attempt n of the schedule’s total: the retry activity is limited to the attempts left, its summary and failure name the delivery’s numbers', async () => {
     const acct = await createAccount(sys);
-    // Attempt 1 (the local activity) fails; attempt 2 (the retry activity's first) asks for 12 s: time to look.
-    const receiver = await startReceiver((d, i, res) => (i === 0 ? status(500) : i === 1 ? status(503, { 'retry-after': '12' }) : status(200))(d, i, res));
+    // Attempts 1 and 2 (local activities in the first task) fail; attempt 3 (the retry activity's first) asks for 12 s: time to look.
+    const receiver = await startReceiver((d, i, res) => (i <= 1 ? status(500) : i === 2 ? status(503, { 'retry-after': '12' }) : status(200))(d, i, res));
     await webhook(sys, acct.testKey, receiver.url);
     const event = await publish(sys, acct.user.id, 'test');
     const handle = client.workflow.getHandle(event.id);
@@ -146,18 +146,19 @@ describe('a retrying delivery in the Temporal UI', () => {
       const activity = (await handle.describe().catch(() => undefined))?.raw.pendingActivities?.[0];
       return activity?.attempt === 2 ? activity : undefined;
     }, 20_000, 'the retry activity waiting for its second attempt');
-    // The suite's schedule: 3 delays, 4 attempts; the activity holds attempts 2–4.
-    expect(pending.maximumAttempts).toBe(3);
-    expect(pending.lastFailure?.message).toMatch(/^attempt 2 of 4: HTTP 503 from /);
-    expect(await retrySummaries(event.id)).toEqual([{ summary: expect.stringMatching(/^attempts 2–4 of 4: POST http/), maximumAttempts: 3 }]);
+    // The suite's schedule: 3 delays, 4 attempts; the activity holds attempts 3–4.
+    expect(pending.maximumAttempts).toBe(2);
+    expect(pending.lastFailure?.message).toMatch(/^attempt 3 of 4: HTTP 503 from /);
+    expect(await retrySummaries(event.id)).toEqual([{ summary: expect.stringMatching(/^attempts 3–4 of 4: POST http/), maximumAttempts: 2 }]);
     await eventStatus(sys, acct.testKey, event.id, 'completed', 30_000);
-    expect(receiver.deliveries).toHaveLength(3);
+    expect(receiver.deliveries).toHaveLength(4);
     await receiver.close();
   });
 
   it('when attempts that sent nothing used up the activity’s, the workflow schedules it once more, without a limit, and the schedule still ends at its last attempt', async () => {
     const acct = await createAccount(sys);
-    const receiver = await startReceiver((d, i, res) => (i === 0 ? status(503, { 'retry-after': '3' }) : status(500))(d, i, res));
+    // Retry-After 8 s: longer than a first retry made in the task, so attempts 2–4 are the activity's.
+    const receiver = await startReceiver((d, i, res) => (i === 0 ? status(503, { 'retry-after': '8' }) : status(500))(d, i, res));
     const hook = await webhook(sys, acct.testKey, receiver.url);
     const event = await publish(sys, acct.user.id, 'test');
     await eventStatus(sys, acct.testKey, event.id, 'retrying');

@@ -8,7 +8,7 @@ import { startShiphookChild } from '../../src/launcher/child';
 import { freePort } from '../../src/launcher/ports';
 import { shiphookProcessEnv } from '../../src/launcher/process-env';
 import { eventStatus, publish, webhook } from '../support/events';
-import { createAccount } from '../support/http';
+import { call, createAccount } from '../support/http';
 import { isolatedSystem } from '../support/isolated';
 import { logFile } from '../support/log-capture';
 import { eventually, startReceiver } from '../support/receiver';
@@ -17,20 +17,55 @@ import { workflowBundleFile } from '../support/workflow-bundle';
 
 // How worker processes are run in production: by role, and from a prebuilt workflow bundle.
 describe('worker processes', () => {
-  it('retries have workers of their own: with none running they wait, and run once one starts', async () => {
+  it('retries have workers of their own: the first, due within seconds, is made in its event’s task; later ones wait for a retries worker', async () => {
     const iso = await isolatedSystem();
-    const receiver = await startReceiver((_d, i, res) => { res.writeHead(i === 0 ? 500 : 200).end(); });
+    const receiver = await startReceiver((_d, i, res) => { res.writeHead(i < 2 ? 500 : 200).end(); });
     try {
       const acct = await createAccount(iso.api);
       await webhook(iso.api, acct.testKey, receiver.url);
       await iso.worker({ role: 'deliveries' });
       const event = await publish(iso.api, acct.user.id, 'test');
+      await receiver.waitFor(2); // attempt 2 (the first retry), made by the deliveries worker
+      await new Promise((r) => setTimeout(r, 1500)); // attempt 3 is due 600 ms later, but nobody serves retries
+      expect(receiver.deliveries).toHaveLength(2);
       await eventStatus(iso.api, acct.testKey, event.id, 'retrying');
-      await new Promise((r) => setTimeout(r, 1500)); // the 300 ms retry is due, but nobody serves retries
-      expect(receiver.deliveries).toHaveLength(1);
       await iso.worker({ role: 'retries' });
       await eventStatus(iso.api, acct.testKey, event.id, 'completed', 30_000);
-      expect(receiver.deliveries.map((d) => d.json.id)).toEqual([event.id, event.id]);
+      expect(receiver.deliveries.map((d) => d.json.id)).toEqual([event.id, event.id, event.id]);
+    } finally {
+      await receiver.close();
+      await iso.close();
+    }
+  });
+
+  it('retries made in tasks take at most a quarter of the worker’s task slots: beyond that, the first retry goes to the retries workers', async () => {
+    // Twenty task slots (ten of them polling): five retries wait in their tasks at a time. The first retry is due 5 s after
+    // attempt 1; six failures in a row do not disable the webhook.
+    const env = { SHIPHOOK_WORKER_TASK_SLOTS: '20', SHIPHOOK_RETRY_DELAYS: '5s', SHIPHOOK_DISABLE_AFTER_FAILURES: '20' };
+    const iso = await isolatedSystem({ env });
+    const answered = new Map<string, number>();
+    const receiver = await startReceiver((d, _i, res) => {
+      const id = String(d.json.id);
+      answered.set(id, (answered.get(id) ?? 0) + 1);
+      res.writeHead(answered.get(id) === 1 ? 500 : 200).end();
+    });
+    try {
+      const acct = await createAccount(iso.api);
+      await webhook(iso.api, acct.testKey, receiver.url);
+      await iso.worker({ role: 'deliveries', env });
+      const events: { id: string }[] = [];
+      for (let i = 0; i < 6; i++) events.push(await publish(iso.api, acct.user.id, 'test'));
+      await receiver.waitFor(6); // the first attempts failed
+      // Five first retries wait in their tasks; the sixth went to the retry task queue, where nobody serves it.
+      const temporal = await iso.api.temporal();
+      const pending = async () => Promise.all(events.map(async (e) => (await temporal.workflow.getHandle(e.id).describe()).raw.pendingActivities?.length ?? 0));
+      await eventually(async () => ((await pending()).sort().join() === '0,0,0,0,0,1' ? true : undefined), 20_000, 'one retry activity');
+      const statuses = async () => (await Promise.all(events.map(async (e) => (await call(iso.api, 'GET', `/events/${e.id}`, { key: acct.testKey })).body.status))).sort().join();
+      await eventually(async () => ((await statuses()) === 'completed,completed,completed,completed,completed,retrying' ? true : undefined), 20_000, 'the retries made in their tasks to deliver');
+      expect(receiver.deliveries).toHaveLength(11);
+      await iso.worker({ role: 'retries', env });
+      for (const e of events) await eventStatus(iso.api, acct.testKey, e.id, 'completed', 30_000);
+      expect(receiver.deliveries).toHaveLength(12);
     } finally {
       await receiver.close();
       await iso.close();
