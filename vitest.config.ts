@@ -10,7 +10,8 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 120_000,
     pool: 'forks',
-    maxWorkers: 2,
+    // Three files at a time on two cores: many of them mostly wait (a fault's outage, a retry's timer).
+    maxWorkers: 3,
     reporters: ['default', './test/support/summary-reporter.ts'],
     sequence: { sequencer: FuzzLastSequencer },
   },
