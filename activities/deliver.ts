@@ -61,8 +61,8 @@ export function createDeliveryActivities(deps: DeliveryDeps) {
       return { webhookId, outcome: 'stopped', reason: !hook || hook.deletedAt ? 'webhook deleted' : 'webhook disabled' };
     }
     // Held after all (its send time far off): nothing sent, nothing recorded.
-    const held = slot && (await atSlot(db, event.id, delivery, slot));
-    if (held) return held;
+    const admitted = slot && (await atSlot(db, event.id, delivery, slot));
+    if (admitted && 'held' in admitted) return admitted.held;
     // Numbered by the attempts actually sent: an activity retried after an
     // infrastructure error (nothing recorded) does not use up an attempt.
     const attempt = delivery.attempts + 1;
@@ -71,7 +71,7 @@ export function createDeliveryActivities(deps: DeliveryDeps) {
     const payloadId = newId('payload');
     const request = signedRequest({ id: event.id, type: event.description, body, test: event.test }, { ...hook, url: delivery.url }, { sentAt: new Date(), number: attempt, payloadId });
     const traced = () => ({ url: redactUrl(delivery.url), attributes: { 'shiphook.event.id': event.id, 'shiphook.webhook.id': webhookId, 'shiphook.attempt': attempt, 'shiphook.payload.id': payloadId } });
-    const result = await http.post(request.url, request.headers, request.body, traced);
+    const [result] = await Promise.all([http.post(request.url, request.headers, request.body, traced), admitted?.sent]);
     const measured = attemptOutcome(result.status, result.error, result.reason === 'ADDRESS_REFUSED' || result.reason === 'HTTP_REFUSED');
     deliveryMetrics.attempt(measured, attempt, result.totalTimeMs / 1000);
     log.debug('delivery attempt', { event_id: event.id, webhook_id: webhookId, attempt, outcome: measured, ms: result.totalTimeMs });
