@@ -21,6 +21,9 @@ export async function sendEventStream(res: Response, stream: EventStream): Promi
   res.socket?.setNoDelay(true);
   const gone = new AbortController();
   res.once('close', () => gone.abort());
+  // A client that went while its request was being authorized closed the connection before
+  // this listener: its stream would otherwise run, and keep its resources, for good.
+  if (res.destroyed || res.socket?.destroyed !== false) gone.abort();
   const write = (text: string) => {
     if (!res.writableEnded && !res.destroyed) res.write(text);
   };

@@ -1,3 +1,5 @@
+import { once } from 'node:events';
+import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_LISTENERS_PER_MODE } from '../../src/listeners/listeners';
 import { createHttpClient } from '../../src/outbound/http-client';
@@ -6,6 +8,7 @@ import { serverSentEvents } from '../../src/cli/server-sent-events';
 import { newId } from '../../src/ids';
 import { publish } from '../support/events';
 import { type Account, call, createAccount, errorOf } from '../support/http';
+import { eventually } from '../support/receiver';
 import { startSystem, type TestSystem } from '../support/system';
 
 /** Listeners through the API: their stream, their answers, and why they are no way out of the server. */
@@ -137,4 +140,20 @@ describe('listeners', () => {
     expect(notTaken.status).toBe(422);
     expect(errorOf(notTaken).message).toContain(`${listener.id} does not subscribe to tracker.updated`);
   });
+
+  it('end their stream when its client went before it started: the listener is marked seen no more', async () => {
+    const acct = await createAccount(sys);
+    const listener = await createListener(acct);
+    const lastSeen = async () => (await sys.db.selectFrom('listeners').select('last_seen_at').where('id', '=', listener.id).executeTakeFirstOrThrow()).last_seen_at.getTime();
+    // The whole request, then the connection closed at once: gone while the server still authorizes it.
+    const socket = connect(Number(new URL(sys.origin).port), '127.0.0.1');
+    await once(socket, 'connect');
+    const auth = Buffer.from(`${acct.testKey}:`).toString('base64');
+    socket.end(`GET /v2/listeners/${listener.id}/stream HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Basic ${auth}\r\n\r\n`);
+    socket.resume();
+    await once(socket, 'close');
+    // A stream left running would mark it seen every heartbeat (500 ms here), and keep it for good.
+    await eventually(async () => (Date.now() - (await lastSeen()) > 4 * 500 ? true : undefined), 20_000, 'the listener to be marked seen no more');
+  });
 });
+
