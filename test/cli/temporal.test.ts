@@ -7,7 +7,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { writeDevState } from '../../src/cli/dev-state';
-import { disabledByPolicy, eventStatus, publish, webhook } from '../support/events';
+import { untilDisabled, eventStatus, publish, webhook } from '../support/events';
 import { call, createAccount } from '../support/http';
 import { eventually, startReceiver, status, type Receiver } from '../support/receiver';
 import { startSystem, type TestSystem } from '../support/system';
@@ -88,7 +88,7 @@ describe('shiphook temporal', () => {
     // longer listed. Its first run is Terminated, with the recovery named; the second completed.
     down.answer(status(200));
     const key = failingAcct.testKey;
-    await disabledByPolicy(sys, key, failingHook.id);
+    await untilDisabled(sys, key, failingHook.id);
     expect((await call(sys, 'PATCH', `/webhooks/${failingHook.id}`, { key, body: {} })).status).toBe(201);
     const recovery = await call(sys, 'POST', `/webhooks/${failingHook.id}/recover`, { key, body: { since: failed.created_at } });
     expect(recovery.body).toMatchObject({ matched: 1 });

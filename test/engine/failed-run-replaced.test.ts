@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EventStatusAttr } from '../../src/engine/contract';
 import { lazyTemporal } from '../../src/engine/client';
-import { disabledByPolicy, eventStatus, publish, webhook } from '../support/events';
+import { untilDisabled, eventStatus, publish, webhook } from '../support/events';
 import { call, createAccount } from '../support/http';
 import { type IsolatedSystem, isolatedSystem } from '../support/isolated';
 import { eventually, startReceiver, status } from '../support/receiver';
@@ -39,7 +39,7 @@ describe('a replay the api could not start', () => {
     }, 20_000, 'the failed run to wait for a replay');
 
     receiver.answer(status(200));
-    await disabledByPolicy(iso.api, acct.testKey, hook.id);
+    await untilDisabled(iso.api, acct.testKey, hook.id);
     expect((await call(iso.api, 'PATCH', `/webhooks/${hook.id}`, { key: acct.testKey, body: {} })).status).toBe(201);
     expect((await call(iso.api, 'POST', `/events/${event.id}/replay`, { key: acct.testKey })).status).toBe(200);
     await eventStatus(iso.api, acct.testKey, event.id, 'completed', 30_000);

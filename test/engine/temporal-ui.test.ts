@@ -3,7 +3,7 @@ import type { Client } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EventStatusAttr, EventTypeAttr, healthWorkflowId, ModeAttr, ObjectIdAttr, UserIdAttr, WebhookUrlsAttr } from '../../src/engine/contract';
 import { sandboxPatchApplied, workflowSandboxOptions } from '../../src/engine/sandbox';
-import { disabledByPolicy, eventStatus, publish, webhook } from '../support/events';
+import { untilDisabled, eventStatus, publish, webhook } from '../support/events';
 import { call, createAccount } from '../support/http';
 import { eventually, startReceiver, status } from '../support/receiver';
 import { startSystem, type TestSystem } from '../support/system';
@@ -117,7 +117,7 @@ describe('operators in the Temporal UI', () => {
     // A replay replaces it: the old run is Terminated with the replay named, the new one tells the outcome.
     // (The suite's health policy disables the webhook: re-enabled first.)
     receiver.answer(status(200));
-    await disabledByPolicy(sys, acct.testKey, hook.id);
+    await untilDisabled(sys, acct.testKey, hook.id);
     expect((await call(sys, 'PATCH', `/webhooks/${hook.id}`, { key: acct.testKey, body: {} })).status).toBe(201);
     expect((await call(sys, 'POST', `/events/${failed.id}/replay`, { key: acct.testKey })).status).toBe(200);
     await eventStatus(sys, acct.testKey, failed.id, 'completed');

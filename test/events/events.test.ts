@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EVENT_TYPES } from '../../src/events/types';
 import { newId } from '../../src/ids';
-import { eventStatus, publish, webhook } from '../support/events';
+import { eventStatus, publish, untilDisabled, webhook } from '../support/events';
 import { type Account, call, createAccount, errorOf } from '../support/http';
 import { eventually, startReceiver } from '../support/receiver';
 import { startSystem, type TestSystem } from '../support/system';
@@ -211,6 +211,7 @@ describe('shiphook events replay', () => {
     const hook = await webhook(sys, a.testKey, receiver.url);
     const event = await publish(sys, a.user.id, 'test');
     await eventStatus(sys, a.testKey, event.id, 'failed');
+    await untilDisabled(sys, a.testKey, hook.id);
     await call(sys, 'PATCH', `/webhooks/${hook.id}`, { key: a.testKey, body: {} });
     receiver.answer((_d, _i, res) => res.writeHead(200).end());
     const { stdout } = await promisify(execFile)(process.execPath, [path.resolve('bin/shiphook.mjs'), 'events', 'replay', '--status', 'failed', '--user-id', a.user.id], {

@@ -3,7 +3,7 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { disabledByPolicy, eventStatus, publish, webhook } from '../support/events';
+import { untilDisabled, eventStatus, publish, webhook } from '../support/events';
 import { type Account, call, createAccount } from '../support/http';
 import { launchBrowser, type TestBrowser } from '../support/browser';
 import { eventually, type Receiver, startReceiver, status } from '../support/receiver';
@@ -267,7 +267,7 @@ describe('recovering from the webhook page', () => {
 
     // Four failures over more than a second disable it (the suite's thresholds), maybe only after the
     // event failed: a recovery started before that would stop at the disable. The page says to re-enable first.
-    await disabledByPolicy(sys, acct.testKey, hook.id);
+    await untilDisabled(sys, acct.testKey, hook.id);
     const page = await signedIn(acct);
     await page.goto(portal(`/webhooks/${hook.id}`));
     await page.getByLabel('Redeliver what failed since').fill(before.toISOString().slice(0, 16));

@@ -52,13 +52,13 @@ export async function runSettled(sys: TestSystem, eventId: string, timeoutMs = 3
 }
 
 /**
- * Waits for the suite's health policy (four failures over more than a second) to disable a
- * webhook whose event failed: the disable may land after the event's status says failed, so a
- * re-enable or a recovery before it could be undone or stopped by it.
+ * Waits until a webhook whose event failed is disabled, by the suite's health policy (four
+ * failures over more than a second) or by a 410: the disable may land after the event's status
+ * says failed, so a re-enable or a recovery before it could be undone or stopped by it.
  */
-export async function disabledByPolicy(sys: TestSystem, key: string, webhookId: string, timeoutMs = 20_000) {
+export async function untilDisabled(sys: TestSystem, key: string, webhookId: string, timeoutMs = 20_000) {
   return eventually(async () => {
     const res = await call(sys, 'GET', `/webhooks/${webhookId}`, { key });
     return res.body?.disabled_at ? res.body : undefined;
-  }, timeoutMs, `webhook ${webhookId} to be disabled by the health policy`);
+  }, timeoutMs, `webhook ${webhookId} to be disabled`);
 }

@@ -1,6 +1,6 @@
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { disabledByPolicy, eventStatus, publish, webhook } from '../support/events';
+import { untilDisabled, eventStatus, publish, webhook } from '../support/events';
 import { type Account, call, createAccount, errorOf } from '../support/http';
 import { eventually, type Receiver, startReceiver, status } from '../support/receiver';
 import { startSystem, type TestSystem } from '../support/system';
@@ -155,7 +155,7 @@ describe('replay and recover after a subscription changes', () => {
     const first = await publish(sys, a.user.id, 'test', { description: 'tracker.updated' });
     await eventStatus(sys, a.testKey, first.id, 'failed', 60_000);
     // A now takes batches only (the update also re-enables it, once its failures have disabled it); B takes trackers.
-    await disabledByPolicy(sys, a.testKey, hookA.id);
+    await untilDisabled(sys, a.testKey, hookA.id);
     await update(a.testKey, hookA.id, { event_types: ['batch.*'] });
     await update(a.testKey, hookB.id, { event_types: ['tracker.updated'] });
     rA.answer(status(200));
