@@ -105,9 +105,9 @@ const MAX_SEND_WAIT_MS = 5000;
  * timer fired late) would go right beside the next one's, so it takes another, until it can go
  * on time. Returns a pause instead when the sends already queued reach too far ahead, or when
  * this has gone on for `MAX_SEND_WAIT_MS`; its row then says it waits, and until when.
- * `sent`: send now, and await it before recording the attempt.
+ * Otherwise send now, and await `sent` (the row's wait cleared) before recording the attempt.
  */
-export async function atSlot(db: Db, eventId: string, d: AdmissionDelivery, slot: RateSlot): Promise<{ held: DeliveryPause } | { sent: Promise<void> }> {
+export async function atSlot(db: Db, eventId: string, d: AdmissionDelivery, slot: RateSlot): Promise<{ held: DeliveryPause } | { sent?: Promise<void> }> {
   const held = await sendTime(db, d, slot);
   if (held) {
     await markHeld(db, eventId, d.webhookId, held.slotAt);
@@ -115,8 +115,8 @@ export async function atSlot(db: Db, eventId: string, d: AdmissionDelivery, slot
   }
   // Nothing between the send time's check and the request: the row stops saying it waits while the request is on its way.
   // A failure to clear it must not fail an attempt already sent (its retry would send it again).
-  if (!slot.marked) return { sent: Promise.resolve() };
-  const warn = (err: unknown) => log.warn('could not clear a sent delivery’s rate-limit wait', { event_id: eventId, webhook_id: d.webhookId, error: errorText(err, 200) });
+  if (!slot.marked) return {};
+  const warn = (err: unknown) => log.warn('could not clear a sent delivery’s rate-limit wait', { event_id: eventId, webhook_id: d.webhookId, error: errorText(err) });
   return { sent: clearWaiting(db, eventId, d.webhookId).catch(warn) };
 }
 

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
-import { eventStatus, publish, runSettled, webhook } from '../support/events';
+import { eventStatus, publish, runSettled, untilDisabled, webhook } from '../support/events';
 import { type Account, call, createAccount, errorOf } from '../support/http';
 import { logFile } from '../support/log-capture';
 import { eventually, type Receiver, startReceiver, status } from '../support/receiver';
@@ -25,8 +25,6 @@ const deliveryOf = async (eventId: string, webhookId: string) =>
 /** This process's log lines (the api's) about recovery `id`. */
 const logLines = (id: string) =>
   readFileSync(logFile(inject('logDir'), `tests-${process.pid}`), 'utf8').split('\n').filter((l) => l.includes(id)).map((l) => JSON.parse(l)).filter((l) => String(l.msg).startsWith('recovery'));
-const disabled = (key: string, hookId: string) =>
-  eventually(async () => ((await call(sys, 'GET', `/webhooks/${hookId}`, { key })).body.disabled_at ? true : undefined), 20_000, 'the webhook to be disabled');
 
 describe('recovering a webhook', () => {
   it('redelivers to that webhook, and only to it, the events of the window it missed; the handle reaches its end', async () => {
@@ -62,7 +60,7 @@ describe('recovering a webhook', () => {
     const otherRowsBefore = await deliveryRows(missed.map((e) => e.id)).then((rows) => rows.filter((r) => r.webhook_id === otherHook.id));
 
     // The health workflow disables it after these failures: a recovery wants it re-enabled first.
-    await disabled(a.testKey, hook.id);
+    await untilDisabled(sys, a.testKey, hook.id);
     const refused = await recover(a.testKey, hook.id, { since });
     expect(refused.status).toBe(422);
     expect(errorOf(refused)).toMatchObject({ code: 'WEBHOOK.INVALID', message: expect.stringContaining('re-enable it first') });
@@ -118,7 +116,7 @@ describe('recovering a webhook', () => {
     const gone = await startReceiver(status(410));
     const hook = await webhook(sys, a.testKey, gone.url);
     await publish(sys, a.user.id, 'test'); // answered 410: disabled at once
-    await disabled(a.testKey, hook.id);
+    await untilDisabled(sys, a.testKey, hook.id);
     const since = new Date().toISOString();
     // Published while it was disabled: no delivery to it was ever tried.
     const missed = [await publish(sys, a.user.id, 'test'), await publish(sys, a.user.id, 'test')];
