@@ -3,7 +3,7 @@ import { ApplicationFailure, ApplicationFailureCategory } from '@temporalio/comm
 import { Context } from '@temporalio/activity';
 import type { Config } from '../src/config';
 import type { Db } from '../src/db/database';
-import { type AttemptInput, type AttemptResult, type HealthSignals, RETRY_NOT_IN_TASK, type RetryInput, type TargetOutcome } from '../src/engine/contract';
+import type { AttemptInput, AttemptResult, HealthSignals, RetryInput, TargetOutcome } from '../src/engine/contract';
 import { deliveryBody, signedRequest } from '../src/engine/signed-request';
 import { attemptRecorder, type AttemptRecord } from '../src/events/deliveries';
 import { eventDelivery, type EventUrls, urlsOf } from '../src/events/events';
@@ -80,11 +80,12 @@ export function createDeliveryActivities(deps: DeliveryDeps) {
     // Planned before recording, so the attempt's record carries when the next one is due.
     const delayMs = isListenerUrl(delivery.url) ? Math.min(retryDelaysMs[attempt - 1]!, config.listeners.maxRetryDelayMs) : retryDelaysMs[attempt - 1]!;
     const retryInMs = ok || gone || final ? undefined : Math.round(Math.max(delayMs * (1 - JITTER + Math.random() * 2 * JITTER), retryAfter(result) ?? 0));
+    const retryAt = retryInMs === undefined ? undefined : Date.now() + retryInMs;
     record({
       webhookId,
       before: delivery,
       state: ok ? 'completed' : gone || final ? 'failed' : 'pending',
-      ...(retryInMs === undefined ? {} : { nextAttemptAt: new Date(Date.now() + retryInMs) }),
+      ...(retryAt === undefined ? {} : { nextAttemptAt: new Date(retryAt) }),
       payload: {
         id: payloadId,
         attempt,
@@ -101,8 +102,8 @@ export function createDeliveryActivities(deps: DeliveryDeps) {
     });
     if (ok) return { webhookId, outcome: 'delivered' };
     if (gone) return { webhookId, outcome: 'stopped', reason: '410 Gone: webhook disabled', gone: true };
-    if (final || retryInMs === undefined) return { webhookId, outcome: 'failed', attempt, responseCode: result.status };
-    return { webhookId, outcome: 'retry', attempt, responseCode: result.status, retryInMs };
+    if (final || retryInMs === undefined || retryAt === undefined) return { webhookId, outcome: 'failed', attempt, responseCode: result.status };
+    return { webhookId, outcome: 'retry', attempt, responseCode: result.status, retryInMs, retryAt };
   }
 
   /**
@@ -173,19 +174,13 @@ export function createDeliveryActivities(deps: DeliveryDeps) {
       );
       const outcome = result.outcomes[0];
       if (outcome?.outcome === 'retry') {
-        const failed = ApplicationFailure.create({
+        const failed = benignFailure({
           type: 'DeliveryAttemptFailed',
           message: `attempt ${outcome.attempt} of ${input.retryDelaysMs.length + 1}: ${outcome.responseCode ? `HTTP ${outcome.responseCode}` : 'no response'} from ${input.target.url}`,
           nextRetryDelay: outcome.retryInMs,
           // For the workflow, if this was the activity's last Temporal attempt (workflows/deliver-event.ts).
           details: [outcome.retryInMs],
-          // An endpoint failing is business as usual: the SDK logs it at DEBUG, not as a worker warning.
-          category: ApplicationFailureCategory.BENIGN,
         });
-        // The message says what happened; a stack of this code would only be noise in
-        // the UI and in every retry's stored failure, and formatting it (source-mapped)
-        // costs CPU on every failed attempt (docs/performance.md).
-        failed.stack = '';
         throw failed;
       }
       return result;
@@ -282,14 +277,22 @@ export async function loadAttempt(db: Db, eventId: string): Promise<AttemptConte
   return { event, deliveries, urls: urlsOf(sent) };
 }
 
-/** Refuses a retry in the workflow's task (the worker's share of them is taken): the workflow sends it to the retry task queue. */
-function retryNotInTask() {
-  const failure = ApplicationFailure.create({
-    type: RETRY_NOT_IN_TASK,
-    message: 'the worker has as many retries waiting in workflow tasks as it takes: this one goes to the retry task queue',
-    nonRetryable: true,
-    category: ApplicationFailureCategory.BENIGN,
-  });
+/**
+ * A failure that is business as usual (an endpoint failing, a retry sent elsewhere): benign, so
+ * the SDK logs it at DEBUG, not as a worker warning; and without a stack, which would only be
+ * noise in the UI and in every stored failure, and whose (source-mapped) formatting costs CPU on
+ * every failed attempt (docs/performance.md).
+ */
+function benignFailure(options: Omit<Parameters<typeof ApplicationFailure.create>[0], 'category'>) {
+  const failure = ApplicationFailure.create({ ...options, category: ApplicationFailureCategory.BENIGN });
   failure.stack = '';
   return failure;
 }
+
+/** Refuses a retry in the workflow's task (the worker's share of them is taken): the workflow sends it to the retry task queue. */
+const retryNotInTask = () =>
+  benignFailure({
+    type: 'RetryNotInTask',
+    message: 'the worker has as many retries waiting in workflow tasks as it takes: this one goes to the retry task queue',
+    nonRetryable: true,
+  });

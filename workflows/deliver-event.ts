@@ -23,6 +23,13 @@ export const WAIT_IN_ACTIVITY_MAX_MS = 15_000;
 const RETRY_IN_TASK_MAX_MS = 7_000;
 const retriesInTask = (o: { retryInMs: number; responseCode: number }) => o.retryInMs <= RETRY_IN_TASK_MAX_MS && o.responseCode >= 100;
 
+/**
+ * The wait before a failed attempt's next one, from this task's time. Workflow time stands
+ * still while the task's local activities run, so the wait counts from the answer (`retryAt`),
+ * not from the task's start: a Retry-After is never undercut by the attempt's own duration.
+ */
+const waitFor = (o: { retryAt: number }) => Math.max(0, o.retryAt - Date.now());
+
 /** Infrastructure errors only (the database unreachable): HTTP outcomes are results, not errors. */
 const INFRASTRUCTURE_RETRY = { initialInterval: '1s', maximumInterval: '30s', maximumAttempts: 10 } as const;
 
@@ -100,7 +107,7 @@ export const deliverEvent: DeliverEvent = async (input) => {
       const target = targets.find((t) => t.webhookId === o.webhookId);
       if (!target) return [];
       if (isPause(o)) return [{ target, waitMs: 0, from: o.attempt, pause: o }];
-      return o.outcome === 'retry' ? [{ target, waitMs: o.retryInMs, from: o.attempt + 1, inTask: retriesInTask(o) }] : [];
+      return o.outcome === 'retry' ? [{ target, waitMs: waitFor(o), from: o.attempt + 1, inTask: retriesInTask(o) }] : [];
     });
   } catch {
     // The fast path gave up (the database stayed unreachable through its retries):
@@ -197,7 +204,7 @@ export const deliverEvent: DeliverEvent = async (input) => {
         pause = outcome;
       } else if (outcome?.outcome === 'retry' && (pause || madeInTask)) {
         // Its attempt (held back, or the first retry made in this task) failed: the rest of the schedule.
-        [pause, waitMs, from] = [undefined, outcome.retryInMs, outcome.attempt + 1];
+        [pause, waitMs, from] = [undefined, waitFor(outcome), outcome.attempt + 1];
       } else {
         return;
       }

@@ -53,9 +53,6 @@ export interface AttemptInput {
   notBefore?: number;
 }
 
-/** The failure type of a retry the worker would not make in the workflow's task (activities/deliver.ts): the retry activity makes it. */
-export const RETRY_NOT_IN_TASK = 'RetryNotInTask';
-
 /** The remaining attempts to one target. */
 export interface RetryInput {
   eventId: string;
@@ -71,8 +68,8 @@ export interface RetryInput {
  */
 export type TargetOutcome =
   | { webhookId: string; outcome: 'delivered'; next?: string }
-  /** Failed with attempts left: the next one is due in `retryInMs`. */
-  | { webhookId: string; outcome: 'retry'; attempt: number; responseCode: number; retryInMs: number }
+  /** Failed with attempts left: the next one is due in `retryInMs` from the answer, at `retryAt` (epoch ms). */
+  | { webhookId: string; outcome: 'retry'; attempt: number; responseCode: number; retryInMs: number; retryAt: number }
   /** Failed, and that was the last attempt. */
   | { webhookId: string; outcome: 'failed'; attempt: number; responseCode: number; next?: string }
   /** 410 Gone, or the webhook was disabled or deleted: no further attempts. */
