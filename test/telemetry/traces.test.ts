@@ -31,6 +31,11 @@ beforeAll(async () => {
   // Failures never disable the webhook here: the recovery below needs it enabled.
   await iso.workerProcess({ env: { ...otlpEnv(otlp.url), SHIPHOOK_DISABLE_AFTER_FAILURES: '100' } });
   api = await iso.apiProcess({ env: otlpEnv(otlp.url) });
+  // Traffic only once the api is ready, as an orchestrator's readiness probe gates it: /readyz
+  // also connects the api's Temporal client (made on first use). Otherwise the replay below would
+  // pay for that connection, and on a loaded machine it can outlast the start's bound: the
+  // replay is then started by a dispatcher (replay.ts), in a trace of its own.
+  await eventually(async () => ((await fetch(`${api.sys.origin}/readyz`)).ok ? true : undefined), 60_000, 'the api ready');
   hooks = await startReceiver();
   acct = await createAccount(api.sys);
   const url = new URL(hooks.url);
