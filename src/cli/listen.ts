@@ -23,10 +23,11 @@ server's API (a stream); the server never connects to this machine.
   --live             forward production events (a production key is refused without it)
 ${CLIENT_OPTIONS_USAGE}
 
-The signing secret is printed at start and kept in the data dir (.data/listen-secret), so it
-stays the same from run to run. If the connection drops, it reconnects and gets what it
-missed; Ctrl-C removes the listener at once, and the server removes one whose connection
-stayed down for its grace period (60 s by default).`;
+It prints Ready! and the signing secret once its stream is open: events reach this machine
+from then on. The secret is kept in the data dir (.data/listen-secret), so it stays the same
+from run to run. If the connection drops, it reconnects and gets what it missed; Ctrl-C
+removes the listener at once, and the server removes one whose connection stayed down for
+its grace period (60 s by default).`;
 
 /** Reconnection waits: from the first to the longest. */
 const FIRST_RETRY_MS = 250;
@@ -77,8 +78,13 @@ export async function runListen(config: Config, args: string[]): Promise<void> {
 
   let listener = await create();
   const what = `${listener.mode} events (${eventTypes ? eventTypes.join(', ') : 'every type'})`;
-  say(`Ready! Forwarding ${what} to ${forwardTo} (listener ${listener.id} at ${api.origin})`);
-  say(`Your webhook signing secret is ${listener.secret} (^C to quit)`);
+  // Said once the stream is open (its `ready`), not when the listener is made: from then on an event reaches this machine.
+  let greeted = false;
+  const greet = () => {
+    greeted = true;
+    say(`Ready! Forwarding ${what} to ${forwardTo} (listener ${listener.id} at ${api.origin})`);
+    say(`Your webhook signing secret is ${listener.secret} (^C to quit)`);
+  };
 
   const stopped = new AbortController();
   let stopping = false;
@@ -116,7 +122,8 @@ export async function runListen(config: Config, args: string[]): Promise<void> {
       }
       await receive(api, listener.id, stopped.signal, {
         ready: () => {
-          if (lost) say('Reconnected.');
+          if (!greeted) greet();
+          else if (lost) say('Reconnected.');
           lost = false;
           waitMs = 0;
         },

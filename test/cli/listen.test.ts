@@ -1,3 +1,4 @@
+import { createServer, request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { once } from 'node:events';
 import { Webhook as StandardWebhook } from 'standardwebhooks';
@@ -114,6 +115,47 @@ describe('shiphook listen', { timeout: 180_000 }, () => {
     await r.line(new RegExp(`  tracker\\.created  ${evt.id}  \\[200\\]`));
     expect(local.deliveries.filter((d) => d.url.endsWith(path)).map((d) => d.json.id)).toContain(evt.id);
     await eventStatus(sys, acct.testKey, evt.id, 'completed');
+  });
+
+  it('says Ready! once its stream is open, not when its listener is made', async () => {
+    const acct = await createAccount(sys);
+    // Between the CLI and the API: the first stream request is answered 503 (as an API
+    // restarting behind a load balancer answers), the rest pass through.
+    let refused = 0;
+    const proxy = createServer((req, res) => {
+      if (refused === 0 && req.url?.endsWith('/stream')) {
+        refused++;
+        res.writeHead(503, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { code: 'SERVICE_UNAVAILABLE', message: 'Restarting.' } }));
+        return;
+      }
+      const upstream = httpRequest(new URL(req.url!, sys.origin), { method: req.method, headers: req.headers }, (up) => {
+        res.writeHead(up.statusCode!, up.headers);
+        up.pipe(res);
+      });
+      req.pipe(upstream);
+    });
+    proxy.listen(0, '127.0.0.1');
+    await once(proxy, 'listening');
+    try {
+      const r = startShiphook(['listen', '--forward-to', local.url, '--url', `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`], { env: { SHIPHOOK_API_KEY: acct.testKey } });
+      running.push(r);
+      const { listenerId } = await ready(r);
+      // Made, then the stream refused and tried again; only its opening says Ready!, once.
+      expect(refused).toBe(1);
+      const lost = r.lines.findIndex((l) => l.startsWith('Lost the connection to '));
+      expect(lost).toBeGreaterThanOrEqual(0);
+      expect(r.lines.findIndex((l) => l.startsWith('Ready! '))).toBeGreaterThan(lost);
+      expect(r.lines.filter((l) => l.startsWith('Ready! '))).toHaveLength(1);
+      expect(r.lines).not.toContain('Reconnected.');
+      const evt = await publish(sys, acct.user.id, 'test');
+      await r.line(new RegExp(`  ${evt.id}  \\[200\\]`));
+      expect((await listenersOf(acct)).map((l) => l.id)).toEqual([listenerId]);
+      r.child.kill('SIGINT');
+      expect(await r.exited()).toBe(0);
+    } finally {
+      proxy.closeAllConnections();
+      proxy.close();
+    }
   });
 
   it('removes its listener at once on Ctrl-C', async () => {
