@@ -139,6 +139,13 @@ export const LOOPBACK_NETWORKS = '127.0.0.0/8,::1/128';
 /** The shortest retention and retention period accepted. */
 const MIN_RETENTION_MS = 60_000;
 
+/**
+ * The fewest workflow task slots a worker takes. The SDK's pollers (the sticky queue's most of
+ * all) reserve slots; with 8, a task held by a first retry waiting in it kept the next events'
+ * tasks queued until it ended (found by test/engine/worker-processes.test.ts, which uses 20).
+ */
+const MIN_TASK_SLOTS = 20;
+
 export const DEFAULT_RETRY_DELAYS = '5s,5m,30m,2h,5h,10h,10h';
 
 /**
@@ -176,8 +183,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (config.listeners.heartbeatMs * 2 > config.listeners.graceMs) {
     throw new Error('SHIPHOOK_LISTENER_HEARTBEAT must be at most half of SHIPHOOK_LISTENER_GRACE (a connected listener must never look gone)');
   }
-  if (config.worker.workflowTaskSlots < 2) {
-    throw refuse('SHIPHOOK_WORKER_TASK_SLOTS', env.SHIPHOOK_WORKER_TASK_SLOTS, 'at least 2 (with fewer the worker would run no first attempt, or one at a time)');
+  if (config.worker.workflowTaskSlots < MIN_TASK_SLOTS) {
+    throw refuse('SHIPHOOK_WORKER_TASK_SLOTS', env.SHIPHOOK_WORKER_TASK_SLOTS, `at least ${MIN_TASK_SLOTS} (the Temporal SDK's pollers reserve some: with fewer, one event waiting on a slow endpoint, or on its first retry, holds the next events' tasks back)`);
   }
   if (config.worker.cachedWorkflows === 0) {
     // The SDK's "no cache" (sdk-core: a cache of one, emptied after each task) makes a new

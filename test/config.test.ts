@@ -30,8 +30,9 @@ describe('config', () => {
 
   it('refuses no workflow cache at all, and fewer than two task slots, and says why', () => {
     expect(() => loadConfig({ SHIPHOOK_WORKER_CACHED_WORKFLOWS: '0' })).toThrow(/CACHED_WORKFLOWS is "0"; it takes more than SHIPHOOK_WORKER_TASK_SLOTS: 0 would make the worker run one workflow at a time/);
-    expect(() => loadConfig({ SHIPHOOK_WORKER_TASK_SLOTS: '0' })).toThrow(/TASK_SLOTS is "0"; it takes at least 2/);
-    expect(() => loadConfig({ SHIPHOOK_WORKER_TASK_SLOTS: '1' })).toThrow(/TASK_SLOTS is "1"; it takes at least 2/);
+    expect(() => loadConfig({ SHIPHOOK_WORKER_TASK_SLOTS: '0' })).toThrow(/TASK_SLOTS is "0"; it takes at least 20/);
+    expect(() => loadConfig({ SHIPHOOK_WORKER_TASK_SLOTS: '19', SHIPHOOK_WORKER_CACHED_WORKFLOWS: '30' })).toThrow(/TASK_SLOTS is "19"; it takes at least 20 \(the Temporal SDK's pollers reserve some/);
+    expect(loadConfig({ SHIPHOOK_WORKER_TASK_SLOTS: '20', SHIPHOOK_WORKER_CACHED_WORKFLOWS: '30' }).worker.workflowTaskSlots).toBe(20);
   });
 
   it('keeps events 30 days and runs retention hourly by default, and refuses what cannot work', () => {
