@@ -109,7 +109,7 @@ export type WebhookHealth = (input: HealthInput) => Promise<void>;
 /**
  * How delivery activities tell a webhook's health workflow that a run of failures
  * started or goes on, or ended: the engine implements it (src/engine/starters.ts),
- * starting the workflow if need be.
+ * starting the workflow if need be, and a worker spaces them (src/engine/health-signals.ts).
  */
 export interface HealthSignals {
   failing(webhookId: string, since: Date): Promise<void>;

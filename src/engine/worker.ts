@@ -11,6 +11,7 @@ import { deliveryLogIds } from './activity-log-ids';
 import { workflowBundle } from './bundle';
 import { workflowSandboxOptions } from './sandbox';
 import { healthSignals } from './starters';
+import { spacedHealthSignals } from './health-signals';
 import { clientTracing } from './tracing';
 import { activityTracing } from './worker-tracing';
 import { ensureRetentionSchedule } from './retention-schedule';
@@ -76,7 +77,7 @@ export async function createWorker(config: Config, db: Db) {
   // Tracing (none when off): the dispatcher's starts and the health signals carry the trace, workflows hand it on, activities continue it.
   const traced = await activityTracing();
   const client = new Client({ connection, namespace: config.temporalNamespace, interceptors: await clientTracing() });
-  const activities = createActivities({ config, db, health: healthSignals(client, config) });
+  const activities = createActivities({ config, db, health: spacedHealthSignals(healthSignals(client, config)) });
   const bundle = role !== 'retries' ? await workflowBundle(config.worker.workflowBundle, { traced: !!traced }) : undefined;
   const activityInterceptors = [deliveryLogIds, ...(traced ?? [])];
   const sandbox = workflowSandboxOptions(config.worker.workflowDiagnostics);

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { healthWorkflowId } from '../../src/engine/contract';
 import { eventStatus, publish, webhook } from '../support/events';
 import { call, createAccount } from '../support/http';
-import { eventually, startReceiver, status } from '../support/receiver';
+import { type Delivery, eventually, startReceiver, status } from '../support/receiver';
 import { startSystem, type TestSystem } from '../support/system';
 
 // Test timings (test/support/test-config.ts): retries after 300, 600, 900 ms (4 attempts),
@@ -119,6 +119,34 @@ describe('retries run by Temporal', () => {
     expect(failures).toBeGreaterThanOrEqual(4);
     expect(signals).toBeGreaterThanOrEqual(1);
     expect(signals).toBeLessThanOrEqual(1 + Math.floor(failures / 4));
+    await receiver.close();
+  });
+
+  it('an endpoint that flaps tells the health workflow about once a second, not at every flip', async () => {
+    const acct = await createAccount(sys);
+    // Each event's first attempt fails and its retry succeeds, and the next event comes after: each
+    // failure starts a run of failures, and the next success ends it.
+    const fails = (d: Delivery) => d.headers['x-shiphook-attempt'] === '1';
+    const receiver = await startReceiver((d, _i, res) => void res.writeHead(fails(d) ? 500 : 200).end());
+    const hook = await webhook(sys, acct.testKey, receiver.url);
+    const started = Date.now();
+    const events = [];
+    for (let i = 0; i < 16; i++) {
+      events.push(await publish(sys, acct.user.id, 'test'));
+      await receiver.waitFor(2 * (i + 1));
+    }
+    for (const e of events) await eventStatus(sys, acct.testKey, e.id, 'completed', 15_000);
+    const seconds = (Date.now() - started) / 1000;
+    const flips = receiver.deliveries.filter((d, i) => i > 0 && fails(d) !== fails(receiver.deliveries[i - 1]!)).length;
+    const { counts } = await eventually(async () => {
+      const h = await historyCounts(healthWorkflowId(hook.id)).catch(() => undefined);
+      return h?.counts.workflowExecutionSignaledEventAttributes ? h : undefined;
+    }, 10_000, 'the health workflow to hear of the runs');
+    const signals = counts.workflowExecutionSignaledEventAttributes!;
+    // A signal at each flip (a run's start or end) would be as many signals as flips. Spaced, one worker sends one a second at most.
+    expect(flips).toBeGreaterThanOrEqual(20);
+    expect(signals).toBeLessThanOrEqual(Math.ceil(seconds) + 1);
+    expect((await call(sys, 'GET', `/webhooks/${hook.id}`, { key: acct.testKey })).body.disabled_at).toBeNull();
     await receiver.close();
   });
 });
