@@ -9,6 +9,7 @@ import { hashPassword, passwordNeedsRehash, verifyPassword } from './secrets';
 import type { OperatorUserUpdate, UserUpdate as UserUpdateSchema } from './users.schema';
 import { type PageParams, paginate } from '../db/paginate';
 import { notDeleted } from '../db/soft-delete';
+import { PLATFORM_USER_ID } from './platform-user';
 
 /**
  * Users (the API specification, 2.6 and 4.5): their views, who sees whom, updates and
@@ -117,6 +118,9 @@ export async function updateUser(db: Db, target: UserRow, input: UserChanges) {
 
 /** PATCH /admin/v1/users/:id: an operator sets a parent's email or password, no current password needed. */
 export async function operatorUpdateUser(db: Db, id: string, input: z.output<typeof OperatorUserUpdate>) {
+  if (id === PLATFORM_USER_ID) {
+    throw notFound(`User not found: ${id} is the platform's own user, which owns the operational webhooks (/admin/v1/operational_webhooks); it takes no email or password.`);
+  }
   const target = hasPrefix(id, 'user')
     ? await db.selectFrom('users').selectAll().where('id', '=', id).where('parent_id', 'is', null).where(notDeleted()).executeTakeFirst()
     : undefined;

@@ -5,7 +5,8 @@ import { newId } from '../ids';
 import { publishEvents } from '../events/publish';
 import { enabledWebhooks, subscribesTo } from '../webhooks/webhooks';
 import { redactUrl } from '../webhooks/url';
-import { PLATFORM_MODE, PLATFORM_USER_ID } from './platform';
+import { PLATFORM_MODE } from './platform';
+import { PLATFORM_USER_ID } from '../account/platform-user';
 import type { OperationalEventType } from './types';
 
 /**

@@ -1,17 +1,17 @@
 import type { Executor } from '../db/database';
 import type { Mode } from '../account/tables';
 import type { Principal } from '../account/principal';
+import { PLATFORM_USER_ID } from '../account/platform-user';
 
-/**
- * The platform itself as an account: operational endpoints are webhooks of this reserved
- * user, and operational events are its Events, so they are published, delivered, signed,
- * retried, recorded and replayed as every event is. It has no API key, no password and no
- * parent (no customer sees it among their children): nothing can authenticate as it, and
- * only the operator API reaches its webhooks and events. Created by the first operational
- * endpoint (a migration would make it the first user, which `shiphook dev` takes for "users
- * exist"); never deleted.
+/*
+ * The platform itself as an account (PLATFORM_USER_ID): operational endpoints are webhooks of
+ * this reserved user, and operational events are its Events, so they are published, delivered,
+ * signed, retried, recorded and replayed as every event is. It has no API key, no email, no
+ * password and no parent (no customer sees it among their children, and the operator's user
+ * update refuses it): nothing can authenticate as it, and only the operator API reaches its
+ * webhooks and events. Created by the first operational endpoint (a migration would make it the
+ * first user, which `shiphook dev` takes for "users exist"); never deleted.
  */
-export const PLATFORM_USER_ID = 'user_00000000000000000000000000000000';
 
 /** Operational events are live events, and their endpoints follow production's URL rules. */
 export const PLATFORM_MODE: Mode = 'production';

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { PLATFORM_USER_ID } from '../../src/operational-webhooks/platform';
+import { PLATFORM_USER_ID } from '../../src/account/platform-user';
 import { webhook } from '../support/events';
 import { call, createAccount } from '../support/http';
 import { startReceiver, status } from '../support/receiver';

@@ -3,7 +3,7 @@ import { sql } from 'kysely';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OPERATIONAL_EVENT_TYPES } from '../../src/operational-webhooks/types';
-import { PLATFORM_USER_ID } from '../../src/operational-webhooks/platform';
+import { PLATFORM_USER_ID } from '../../src/account/platform-user';
 import { publish, webhook } from '../support/events';
 import { type Account, call, createAccount, errorOf } from '../support/http';
 import { type IsolatedSystem, isolatedSystem } from '../support/isolated';
@@ -120,6 +120,18 @@ describe('registering operational webhooks (/admin/v1/operational_webhooks)', ()
     expect((await call(sys, 'GET', `/users/${PLATFORM_USER_ID}`, { key: acct.prodKey })).status).toBe(404);
     await call(sys, 'DELETE', `/webhooks/${hook.id}`, { key: acct.testKey });
     expect((await call(sys, 'GET', '/admin/v1/operational_webhooks', {})).status).toBe(401);
+  });
+
+  it('keeps the platform user out of the operator\'s user update: no email or password is set on it', async () => {
+    const endpoint = await admin('POST', '/operational_webhooks', { url: ops.url }); // the platform user exists from the first endpoint on
+    const before = await sys.db.selectFrom('users').select(['email', 'password_hash', 'updated_at']).where('id', '=', PLATFORM_USER_ID).executeTakeFirstOrThrow();
+    const res = await admin('PATCH', `/users/${PLATFORM_USER_ID}`, { email: `platform${Date.now()}@example.com`, password: 'a-long-enough-password' });
+    expect(res.status).toBe(404);
+    expect(errorOf(res)).toMatchObject({ code: 'NOT_FOUND', message: expect.stringContaining("is the platform's own user, which owns the operational webhooks") });
+    const after = await sys.db.selectFrom('users').select(['email', 'password_hash', 'updated_at']).where('id', '=', PLATFORM_USER_ID).executeTakeFirstOrThrow();
+    expect(after).toEqual(before);
+    expect(after.email).toBeNull();
+    expect((await admin('DELETE', `/operational_webhooks/${endpoint.body.id}`)).status).toBe(200);
   });
 
   it('documents the operations, and keeps the platform\'s types out of the customers\' catalogue', async () => {
