@@ -79,13 +79,13 @@ export function createDeliveryActivities(deps: DeliveryDeps) {
     const gone = result.status === 410;
     // Planned before recording, so the attempt's record carries when the next one is due.
     const delayMs = isListenerUrl(delivery.url) ? Math.min(retryDelaysMs[attempt - 1]!, config.listeners.maxRetryDelayMs) : retryDelaysMs[attempt - 1]!;
-    const retryInMs = ok || gone || final ? undefined : Math.round(Math.max(delayMs * (1 - JITTER + Math.random() * 2 * JITTER), retryAfter(result) ?? 0));
-    const retryAt = retryInMs === undefined ? undefined : Date.now() + retryInMs;
+    const inMs = ok || gone || final ? undefined : Math.round(Math.max(delayMs * (1 - JITTER + Math.random() * 2 * JITTER), retryAfter(result) ?? 0));
+    const retry = inMs === undefined ? undefined : { retryInMs: inMs, retryAt: Date.now() + inMs };
     record({
       webhookId,
       before: delivery,
       state: ok ? 'completed' : gone || final ? 'failed' : 'pending',
-      ...(retryAt === undefined ? {} : { nextAttemptAt: new Date(retryAt) }),
+      ...(retry ? { nextAttemptAt: new Date(retry.retryAt) } : {}),
       payload: {
         id: payloadId,
         attempt,
@@ -102,8 +102,8 @@ export function createDeliveryActivities(deps: DeliveryDeps) {
     });
     if (ok) return { webhookId, outcome: 'delivered' };
     if (gone) return { webhookId, outcome: 'stopped', reason: '410 Gone: webhook disabled', gone: true };
-    if (final || retryInMs === undefined || retryAt === undefined) return { webhookId, outcome: 'failed', attempt, responseCode: result.status };
-    return { webhookId, outcome: 'retry', attempt, responseCode: result.status, retryInMs, retryAt };
+    if (!retry) return { webhookId, outcome: 'failed', attempt, responseCode: result.status };
+    return { webhookId, outcome: 'retry', attempt, responseCode: result.status, ...retry };
   }
 
   /**
