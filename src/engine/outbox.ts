@@ -1,4 +1,4 @@
-import type { Client } from '@temporalio/client';
+import { type Client, WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { sql } from 'kysely';
 import { type Config, retryTaskQueue } from '../config';
 import { anyOf, type Db, type Executor } from '../db/database';
@@ -154,10 +154,11 @@ export function startDispatcher(opts: DispatcherOptions): { stop(): Promise<void
 
 /**
  * Starts the delivery workflow of a committed event (workflow id = event id).
- * Starting is idempotent: a running workflow of that id is reused, and a new run
- * after a finished one only delivers what the database still has pending (never
- * a URL already acknowledged). A replay replaces a running run at once (replaced-run.ts
- * names the replay in the old run's termination).
+ * Starting is idempotent: a running workflow of that id is reused, and one that has
+ * closed counts as started (a dispatcher that lost its mark may read a delivery as
+ * pending just before that run settles it; a second run would deliver it again).
+ * Only a replay starts a new run: it replaces a running one at once (replaced-run.ts
+ * names the replay in the old run's termination) and follows a closed one.
  * `eager`: the first workflow task comes back in the start response and runs in
  * this process's worker, skipping a round trip through the server's task queue
  * (only when `client` shares its NativeConnection with a running worker).
@@ -176,7 +177,7 @@ export async function startDelivery(client: Client, config: Config, event: Event
     taskQueue: config.taskQueue,
     workflowId: deliveryWorkflowId(event.id),
     args: [input],
-    workflowIdReusePolicy: 'ALLOW_DUPLICATE',
+    workflowIdReusePolicy: replay ? 'ALLOW_DUPLICATE' : 'REJECT_DUPLICATE',
     // A replay (one event's, or a broad one the dispatcher carries out) replaces a run still going.
     workflowIdConflictPolicy: replay ? 'TERMINATE_EXISTING' : 'USE_EXISTING',
     requestEagerStart: opts.eager ?? false,
@@ -194,9 +195,15 @@ export async function startDelivery(client: Client, config: Config, event: Event
   });
   // A replay first ends the open run with a reason that names it (replaced-run.ts); in the
   // event's trace, the dispatch span is the parent of the start's (tracing.ts).
-  const start = () => (replay ? terminateReplacedRun(client, event.id, replayedBy(event.id, event.replay_id)).then(startRun) : startRun());
+  const start = () => (replay ? terminateReplacedRun(client, event.id, replayedBy(event.id, event.replay_id)).then(startRun) : startRun().catch(closedRunCounts));
   const handle = await inDispatchSpan(event, { replay, targets: targets.length, eager: opts.eager ?? false }, () => withTimeout(start(), START_TIMEOUT_MS));
-  return { eager: handle.eagerlyStarted };
+  return { eager: handle?.eagerlyStarted ?? false };
+}
+
+/** A first start whose event already ran (its run closed): started, with nothing more to do. */
+function closedRunCounts(err: unknown): undefined {
+  if (err instanceof WorkflowExecutionAlreadyStartedError) return undefined;
+  throw err;
 }
 
 /** A delivery as its workflow sees it: the URL masked (the input is visible in the Temporal UI). */

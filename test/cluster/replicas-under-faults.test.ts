@@ -82,8 +82,8 @@ describe.sequential('the production topology under faults', () => {
       // One run per event. Two never overlap (one workflow id, `USE_EXISTING`), and a
       // dispatcher whose mark of a started event was lost (it died, PostgreSQL went away,
       // the server's answer never came) leaves the event to be claimed again once its lease
-      // runs out: by then its run is still going (and is reused) or has settled every
-      // delivery (and the event is only marked).
+      // runs out: by then its run is still going (and is reused) or has closed (and counts
+      // as started: `REJECT_DUPLICATE`), and the event is only marked.
       if (outcome.maxStartsPerEvent !== 1) expect.fail(`an event ran ${outcome.maxStartsPerEvent} times: ${await why()}`);
       expect(recoveredAt, 'a delivery after the fault').toBeDefined();
       expect(caughtUp, 'every event in flight at the fault delivered').toBeDefined();

@@ -130,4 +130,29 @@ describe('durability', { timeout: 180_000 }, () => {
     expect(again.body).toMatchObject({ status: 'completed', completed_urls: [receiver.url], pending_urls: [] });
     await receiver.close();
   });
+
+  it('a dispatcher that read a delivery as pending just before its run settled it: the closed run counts as started, no second run or POST', async () => {
+    const acct = await createAccount(sys);
+    const receiver = await startReceiver();
+    await webhook(sys, acct.testKey, receiver.url);
+    const event = await publish(sys, acct.user.id, 'test');
+    await eventStatus(sys, acct.testKey, event.id, 'completed');
+    const handle = (await sys.temporal()).workflow.getHandle(event.id);
+    const firstRun = await eventually(async () => {
+      const d = await handle.describe();
+      return d.status.name === 'COMPLETED' ? d.runId : undefined;
+    }, 15_000, 'the run to close');
+    // What that dispatcher read (the delivery still pending), and its mark lost: the next pass starts it.
+    await sys.db.transaction().execute(async (tx) => {
+      await tx.updateTable('event_deliveries').set({ state: 'pending' }).where('event_id', '=', event.id).execute();
+      await tx.updateTable('events').set({ dispatched_at: null }).where('id', '=', event.id).execute();
+    });
+    await eventually(async () => {
+      const row = await sys.db.selectFrom('events').select('dispatched_at').where('id', '=', event.id).executeTakeFirstOrThrow();
+      return row.dispatched_at ?? undefined;
+    }, 15_000, 'the dispatcher to claim the event again');
+    expect((await handle.describe()).runId).toBe(firstRun);
+    expect(receiver.deliveries).toHaveLength(1);
+    await receiver.close();
+  });
 });
