@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventStatus, publish, webhook } from '../support/events';
+import { eventStatus, publish, webhook, untilDisabled } from '../support/events';
 import { call, createAccount } from '../support/http';
 import { eventually, startReceiver, status } from '../support/receiver';
 import { startSystem, type TestSystem } from '../support/system';
@@ -40,10 +40,7 @@ describe('failed attempts', () => {
     // would make it 5 and 6, which tell nothing: only that run can get the webhook disabled.
     await sys.db.updateTable('webhooks').set({ consecutive_failures: 2, failing_since: new Date(Date.now() - 60_000) }).where('id', '=', hook.id).execute();
     await publish(sys, acct.user.id, 'test');
-    const disabled = await eventually(async () => {
-      const res = await call(sys, 'GET', `/webhooks/${hook.id}`, { key: acct.testKey });
-      return res.body.disabled_at ? res.body : undefined;
-    }, 15_000, 'the webhook to be disabled');
+    const disabled = await untilDisabled(sys, acct.testKey, hook.id, 15_000);
     expect(disabled.disabled_at).toMatch(/Z$/);
     expect(receiver.deliveries.length).toBeGreaterThanOrEqual(2);
     await receiver.close();
@@ -57,10 +54,7 @@ describe('failed attempts', () => {
     const failed = await eventStatus(sys, acct.testKey, event.id, 'failed', 15_000);
     expect(failed.pending_urls).toEqual([receiver.url]);
     expect(receiver.deliveries).toHaveLength(4);
-    const disabled = await eventually(async () => {
-      const res = await call(sys, 'GET', `/webhooks/${hook.id}`, { key: acct.testKey });
-      return res.body.disabled_at ? res.body : undefined;
-    }, 10_000, 'the webhook to be disabled');
+    const disabled = await untilDisabled(sys, acct.testKey, hook.id, 10_000);
     expect(disabled.disabled_at).toMatch(/Z$/);
     // A disabled webhook is not part of new events.
     const later = await publish(sys, acct.user.id, 'test');
@@ -112,7 +106,7 @@ describe('failed attempts', () => {
     const event = await publish(sys, acct.user.id, 'test');
     await eventStatus(sys, acct.testKey, event.id, 'failed');
     // Disabled by the attempt's follow-up, a moment after the status is recorded.
-    await eventually(async () => ((await call(sys, 'GET', `/webhooks/${hook.id}`, { key: acct.testKey })).body.disabled_at ? true : undefined), 5_000, 'the webhook disabled');
+    await untilDisabled(sys, acct.testKey, hook.id, 5_000);
     expect(receiver.deliveries).toHaveLength(1);
     await receiver.close();
   });

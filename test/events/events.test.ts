@@ -101,7 +101,7 @@ describe('replay', () => {
     const event = await publish(sys, a.user.id, 'test');
     await eventStatus(sys, a.testKey, event.id, 'failed', 60_000); // four attempts; slow on a loaded machine
     // The health workflow disables the webhook after 4 failures spanning ≥ 1 s; re-enable it.
-    await eventually(async () => ((await call(sys, 'GET', `/webhooks/${hook.id}`, { key: a.testKey })).body.disabled_at ? true : undefined), 10_000, 'disabled');
+    await untilDisabled(sys, a.testKey, hook.id, 10_000);
     await call(sys, 'PATCH', `/webhooks/${hook.id}`, { key: a.testKey, body: {} });
     receiver.answer((_d, _i, res) => res.writeHead(200).end('ok'));
     const replayed = await call(sys, 'POST', `/events/${event.id}/replay`, { key: a.testKey });

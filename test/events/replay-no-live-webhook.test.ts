@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventStatus, publish, webhook } from '../support/events';
+import { eventStatus, publish, webhook, untilDisabled } from '../support/events';
 import { type Account, call, createAccount, errorOf } from '../support/http';
 import { eventually, startReceiver, status } from '../support/receiver';
 import { startSystem, type TestSystem } from '../support/system';
@@ -28,7 +28,7 @@ async function goneEvent(): Promise<{ a: Account; hookId: string; eventId: strin
   const hook = await webhook(sys, a.testKey, receiver.url);
   const event = await publish(sys, a.user.id, 'test');
   await eventStatus(sys, a.testKey, event.id, 'failed', 30_000);
-  await eventually(async () => ((await call(sys, 'GET', `/webhooks/${hook.id}`, { key: a.testKey })).body.disabled_at ? true : undefined), 10_000, 'disabled');
+  await untilDisabled(sys, a.testKey, hook.id, 10_000);
   afterAll(() => receiver.close());
   return { a, hookId: hook.id, eventId: event.id, sent: () => receiver.deliveries.length };
 }
@@ -84,7 +84,7 @@ describe('replaying an event whose only undelivered URL is dead', () => {
     const live = await publish(sys, a.user.id, 'test');
     await eventStatus(sys, a.testKey, live.id, 'failed', 30_000);
     // Its failures disable it too: re-enabled, as its owner would.
-    await eventually(async () => ((await call(sys, 'GET', `/webhooks/${flakyHook.id}`, { key: a.testKey })).body.disabled_at ? true : undefined), 10_000, 'disabled');
+    await untilDisabled(sys, a.testKey, flakyHook.id, 10_000);
     expect((await call(sys, 'PATCH', `/webhooks/${flakyHook.id}`, { key: a.testKey, body: {} })).status).toBe(201);
     flaky.answer(status(200));
     const flakyBefore = flaky.deliveries.length;

@@ -4,7 +4,7 @@ import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OPERATIONAL_EVENT_TYPES } from '../../src/operational-webhooks/types';
 import { PLATFORM_USER_ID } from '../../src/account/platform-user';
-import { publish, webhook } from '../support/events';
+import { publish, webhook, untilDisabled } from '../support/events';
 import { type Account, call, createAccount, errorOf } from '../support/http';
 import { type IsolatedSystem, isolatedSystem } from '../support/isolated';
 import { type Delivery, eventually, type Receiver, startReceiver, status } from '../support/receiver';
@@ -79,7 +79,7 @@ describe('without an operational endpoint', () => {
     const refusing = await receiver(status(410));
     const hook = await webhook(sys, acct.testKey, refusing.url);
     await publish(sys, acct.user.id, 'test');
-    await eventually(async () => ((await call(sys, 'GET', `/webhooks/${hook.id}`, { key: acct.testKey })).body.disabled_at ? true : undefined), 30_000, 'the webhook disabled');
+    await untilDisabled(sys, acct.testKey, hook.id, 30_000);
     expect(await sys.db.selectFrom('users').select('id').where('id', '=', PLATFORM_USER_ID).execute()).toEqual([]);
     expect(await sys.db.selectFrom('events').select('id').where('user_id', '=', PLATFORM_USER_ID).execute()).toEqual([]);
     expect((await admin('GET', '/operational_webhooks')).body).toEqual({ operational_webhooks: [] });
@@ -168,7 +168,7 @@ describe('what the operational endpoint hears', () => {
       expect(d.body.toString()).not.toContain(HEADER_VALUE);
     }
     // Once each, though every failure's follow-up and the health workflow both looked.
-    await eventually(async () => ((await call(sys, 'GET', `/webhooks/${failing.id}`, { key: acct.testKey })).body.disabled_at ? true : undefined));
+    await untilDisabled(sys, acct.testKey, failing.id);
     expect(await emitted(failing.id)).toEqual({ 'webhook.failing': 1, 'delivery.exhausted': 1, 'webhook.disabled': 1 });
   });
 

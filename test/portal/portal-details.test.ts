@@ -393,7 +393,7 @@ describe('a disabled webhook in the portal', () => {
     await r.waitFor(20);
     r.answer(status(410));
     await publish(sys, acct.user.id, 'test');
-    await eventually(async () => ((await call(sys, 'GET', `/webhooks/${hook.id}`, { key: acct.testKey })).body.disabled_at ? true : undefined), 20_000, 'the webhook to be disabled');
+    await untilDisabled(sys, acct.testKey, hook.id, 20_000);
 
     const page = await signedIn(acct);
     await page.setViewportSize({ width: 390, height: 844 });

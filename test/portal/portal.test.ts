@@ -3,7 +3,7 @@ import path from 'node:path';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { healthWorkflowId } from '../../src/engine/contract';
-import { publish } from '../support/events';
+import { publish, untilDisabled } from '../support/events';
 import { type Account, call, createAccount } from '../support/http';
 import { launchBrowser, type TestBrowser } from '../support/browser';
 import { eventually, type Receiver, startReceiver, status } from '../support/receiver';
@@ -91,7 +91,7 @@ describe('webhook portal', () => {
 
     // The run of failures disables the webhook (tiny thresholds in tests); the portal shows it and re-enables it.
     receiver.answer(status(200));
-    await eventually(async () => ((await call(sys, 'GET', `/webhooks/${hookId}`, { key: acct.testKey })).body.disabled_at ? true : undefined), 30_000, 'the webhook to be disabled');
+    await untilDisabled(sys, acct.testKey, hookId, 30_000);
     const eventPath = new URL(page.url()).pathname;
     await page.goto(new URL(`/portal/webhooks/${hookId}`, page.url()).toString());
     expect(await page.locator('.facts .badge').innerText()).toBe('disabled');
