@@ -107,20 +107,34 @@ describe('durability', { timeout: 180_000 }, () => {
     }
   });
 
-  it('a dispatcher that lost its mark of a delivered event: the next pass marks it without a second run or delivery', async () => {
+  /** An event delivered to one receiver, and its run closed. */
+  async function deliveredEvent() {
     const acct = await createAccount(sys);
     const receiver = await startReceiver();
     await webhook(sys, acct.testKey, receiver.url);
     const event = await publish(sys, acct.user.id, 'test');
     await eventStatus(sys, acct.testKey, event.id, 'completed');
     const handle = (await sys.temporal()).workflow.getHandle(event.id);
-    const firstRun = (await handle.describe()).runId;
-    // As if a dispatcher died after the start but before its commit: the next pass claims it again.
-    await sys.db.updateTable('events').set({ dispatched_at: null }).where('id', '=', event.id).execute();
+    const firstRun = await eventually(async () => {
+      const d = await handle.describe();
+      return d.status.name === 'COMPLETED' ? d.runId : undefined;
+    }, 15_000, 'the run to close');
+    return { acct, receiver, event, handle, firstRun };
+  }
+
+  /** Waits until a dispatcher claimed the event again and marked it dispatched. */
+  async function markedAgain(eventId: string) {
     await eventually(async () => {
-      const row = await sys.db.selectFrom('events').select('dispatched_at').where('id', '=', event.id).executeTakeFirstOrThrow();
+      const row = await sys.db.selectFrom('events').select('dispatched_at').where('id', '=', eventId).executeTakeFirstOrThrow();
       return row.dispatched_at ?? undefined;
     }, 15_000, 'the dispatcher to claim the event again');
+  }
+
+  it('a dispatcher that lost its mark of a delivered event: the next pass marks it without a second run or delivery', async () => {
+    const { acct, receiver, event, handle, firstRun } = await deliveredEvent();
+    // As if a dispatcher died after the start but before its commit: the next pass claims it again.
+    await sys.db.updateTable('events').set({ dispatched_at: null }).where('id', '=', event.id).execute();
+    await markedAgain(event.id);
     // Its run delivered everything: no second run (the latest run of its id is still the first).
     expect((await handle.describe()).runId).toBe(firstRun);
     expect(receiver.deliveries).toHaveLength(1);
@@ -132,25 +146,13 @@ describe('durability', { timeout: 180_000 }, () => {
   });
 
   it('a dispatcher that read a delivery as pending just before its run settled it: the closed run counts as started, no second run or POST', async () => {
-    const acct = await createAccount(sys);
-    const receiver = await startReceiver();
-    await webhook(sys, acct.testKey, receiver.url);
-    const event = await publish(sys, acct.user.id, 'test');
-    await eventStatus(sys, acct.testKey, event.id, 'completed');
-    const handle = (await sys.temporal()).workflow.getHandle(event.id);
-    const firstRun = await eventually(async () => {
-      const d = await handle.describe();
-      return d.status.name === 'COMPLETED' ? d.runId : undefined;
-    }, 15_000, 'the run to close');
+    const { receiver, event, handle, firstRun } = await deliveredEvent();
     // What that dispatcher read (the delivery still pending), and its mark lost: the next pass starts it.
     await sys.db.transaction().execute(async (tx) => {
       await tx.updateTable('event_deliveries').set({ state: 'pending' }).where('event_id', '=', event.id).execute();
       await tx.updateTable('events').set({ dispatched_at: null }).where('id', '=', event.id).execute();
     });
-    await eventually(async () => {
-      const row = await sys.db.selectFrom('events').select('dispatched_at').where('id', '=', event.id).executeTakeFirstOrThrow();
-      return row.dispatched_at ?? undefined;
-    }, 15_000, 'the dispatcher to claim the event again');
+    await markedAgain(event.id);
     expect((await handle.describe()).runId).toBe(firstRun);
     expect(receiver.deliveries).toHaveLength(1);
     await receiver.close();
