@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../src/launcher/ports';
 import { startDevTemporal } from '../../src/launcher/temporal';
-import { eventStatus, publish, webhook } from '../support/events';
+import { dispatchedAt, eventStatus, publish, webhook } from '../support/events';
 import { call, createAccount } from '../support/http';
 import { type IsolatedSystem, isolatedSystem } from '../support/isolated';
 import { eventually, startReceiver, status } from '../support/receiver';
@@ -124,10 +124,7 @@ describe('durability', { timeout: 180_000 }, () => {
 
   /** Waits until a dispatcher claimed the event again and marked it dispatched. */
   async function markedAgain(eventId: string) {
-    await eventually(async () => {
-      const row = await sys.db.selectFrom('events').select('dispatched_at').where('id', '=', eventId).executeTakeFirstOrThrow();
-      return row.dispatched_at ?? undefined;
-    }, 15_000, 'the dispatcher to claim the event again');
+    await eventually(async () => (await dispatchedAt(sys, eventId)) ?? undefined, 15_000, 'the dispatcher to claim the event again');
   }
 
   it('a dispatcher that lost its mark of a delivered event: the next pass marks it without a second run or delivery', async () => {

@@ -51,6 +51,11 @@ export async function runSettled(sys: TestSystem, eventId: string, timeoutMs = 3
   }, timeoutMs, `the run of ${eventId} to settle`);
 }
 
+/** When a dispatcher marked the event dispatched (its workflow started), or null while it waits in the outbox. */
+export async function dispatchedAt(sys: TestSystem, eventId: string) {
+  return (await sys.db.selectFrom('events').select('dispatched_at').where('id', '=', eventId).executeTakeFirstOrThrow()).dispatched_at;
+}
+
 /**
  * Waits until a webhook whose event failed is disabled, by the suite's health policy (four
  * failures over more than a second) or by a 410: the disable may land after the event's status

@@ -7,6 +7,7 @@ import { inject } from 'vitest';
 import type { Config, WorkerRole } from '../../src/config';
 import { startShiphookChild } from '../../src/launcher/child';
 import { shiphookProcessEnv } from '../../src/launcher/process-env';
+import { dispatchedAt } from './events';
 import { logFile } from './log-capture';
 import { startSystem, type TestSystem, testConfig } from './system';
 import { TEST_ENV } from './test-config';
@@ -147,8 +148,7 @@ export async function isolatedSystem({ env, ...config }: Partial<Config> & { env
       const origin = `http://127.0.0.1:${port}`;
       return Object.assign(p, { port, sys: { ...api, origin, baseUrl: `${origin}/v2` } });
     },
-    dispatchedAt: async (eventId: string) =>
-      (await api.db.selectFrom('events').select('dispatched_at').where('id', '=', eventId).executeTakeFirstOrThrow()).dispatched_at,
+    dispatchedAt: (eventId: string) => dispatchedAt(api, eventId),
     async close() {
       await Promise.all(processes.map((p) => p.stop()));
       await api.close();
